@@ -1,0 +1,111 @@
+"""pattern-gen's errors: one message per problem, a closed set of codes, a place to point at.
+
+Every problem a user can cause (a malformed card, an unknown parameter, an illegal composition,
+a tile that does not fit) is a ``Problem`` with a ``code`` from ``ErrorCode``, a message that
+states the rule, the offending value and the fix, and — for card files — ``file:line:col``.
+``PatternGenError`` carries one or more problems; the CLI prints them and exits with code 2.
+The codes are documented on the docs site (``docs/errors.md``), and a test keeps both in step.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Iterable, Literal, Sequence, get_args
+
+__all__ = [
+    "ErrorCode",
+    "ERROR_CODES",
+    "Problem",
+    "PatternGenError",
+    "closest",
+    "did_you_mean",
+]
+
+ErrorCode = Literal[
+    "yaml-syntax",
+    "card-schema",
+    "card-id",
+    "duplicate-id",
+    "unknown-card",
+    "dependency-cycle",
+    "flow-mismatch",
+    "undefined-name",
+    "bad-predicate",
+    "bad-expression",
+    "dtype-illegal",
+    "unknown-constraint",
+    "unknown-platform",
+    "slot-mismatch",
+    "unknown-param",
+    "bad-param-value",
+    "bad-dim",
+    "tile-unfit",
+    "composition-refused",
+    "bad-option",
+    "bad-path",
+    "bad-name",
+    "hand-edited",
+    "manifest",
+    "instance",
+]
+
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong, and where: ``file:line:col: message [code]``."""
+
+    code: ErrorCode
+    message: str
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+
+    @property
+    def where(self) -> str:
+        if self.file is None:
+            return ""
+        if self.line is None:
+            return self.file
+        return f"{self.file}:{self.line}" + (f":{self.col}" if self.col else "")
+
+    def __str__(self) -> str:
+        where = self.where
+        return f"{where + ': ' if where else ''}{self.message} [{self.code}]"
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.file or "", self.line or 0, self.col or 0, self.message)
+
+
+class PatternGenError(Exception):
+    """Bad input: one or more problems. The CLI prints each and exits with code 2."""
+
+    def __init__(self, problems: Problem | Sequence[Problem]) -> None:
+        items = [problems] if isinstance(problems, Problem) else list(problems)
+        if not items:
+            raise ValueError("PatternGenError needs at least one problem")
+        self.problems: list[Problem] = sorted(items, key=Problem.sort_key)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def single(cls, code: ErrorCode, message: str, **where: object) -> "PatternGenError":
+        return cls(Problem(code, message, **where))  # type: ignore[arg-type]
+
+    @property
+    def code(self) -> str:
+        return self.problems[0].code
+
+
+def closest(word: str, options: Iterable[str]) -> str | None:
+    """The closest valid spelling of ``word`` (None if nothing is close)."""
+    matches = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` or an empty string."""
+    options = list(options)
+    match = closest(word, options)
+    return f"; did you mean {match!r}?" if match and match != word else ""

@@ -1,0 +1,110 @@
+"""YAML with positions: ``yaml.safe_load`` semantics plus a line:col for every value.
+
+Card errors must point at the line a user has to fix. PyYAML's composer keeps a mark on every
+node; this module builds plain Python data from the node tree (with the safe constructor, so no
+tags, no code) and records ``path -> (line, col)`` for each node, where ``path`` is the tuple of
+mapping keys and list indices that pydantic also reports as an error location. Duplicate mapping
+keys, which ``safe_load`` silently collapses, are reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .errors import PatternGenError, Problem
+
+__all__ = ["Located", "load_located", "locate"]
+
+Path = tuple[Any, ...]
+
+
+@dataclass
+class Located:
+    """Parsed YAML data with the source position of every node."""
+
+    data: Any
+    file: str
+    marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    key_marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
+
+    def where(self, path: Path) -> tuple[int | None, int | None]:
+        """Line/col of the deepest node on ``path`` that exists (1-based)."""
+        path = tuple(path)
+        while path:
+            if path in self.key_marks and path not in self.marks:
+                return self.key_marks[path]
+            if path in self.marks:
+                return self.marks[path]
+            path = path[:-1]
+        return self.marks.get((), (None, None))
+
+    def key_where(self, path: Path) -> tuple[int | None, int | None]:
+        """Position of the mapping key at ``path`` (for unknown-key errors)."""
+        return self.key_marks.get(tuple(path)) or self.where(path)
+
+
+def _pos(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def load_located(text: str, file: str) -> Located:
+    """Parse ``text``; raise PatternGenError (yaml-syntax) with the position on bad YAML."""
+    loader = yaml.SafeLoader(text)
+    located = Located(None, file)
+    problems: list[Problem] = []
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            located.data = _build(loader, node, (), located, problems)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise PatternGenError(
+            Problem(
+                "yaml-syntax",
+                f"invalid YAML: {what}; check the indentation and quoting on this line",
+                file,
+                mark.line + 1 if mark else None,
+                mark.column + 1 if mark else None,
+            )
+        ) from None
+    except yaml.YAMLError as exc:
+        raise PatternGenError(Problem("yaml-syntax", f"invalid YAML: {exc}", file)) from None
+    finally:
+        loader.dispose()
+    if problems:
+        raise PatternGenError(problems)
+    return located
+
+
+def _build(loader: yaml.SafeLoader, node: yaml.Node, path: Path, located: Located, problems: list[Problem]) -> Any:
+    located.marks[path] = _pos(node)
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                problems.append(Problem("yaml-syntax", "a mapping key must be a scalar", located.file, *_pos(key_node)))
+                continue
+            if key in out:
+                line, col = _pos(key_node)
+                problems.append(
+                    Problem("yaml-syntax", f"duplicate key {key!r}; the later value would hide the earlier one", located.file, line, col)
+                )
+                continue
+            located.key_marks[path + (key,)] = _pos(key_node)
+            out[key] = _build(loader, value_node, path + (key,), located, problems)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(loader, child, path + (i,), located, problems) for i, child in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+def locate(located: Located, path: Path) -> dict[str, Any]:
+    """``file/line/col`` keyword arguments for a Problem at ``path``."""
+    line, col = located.where(path)
+    return {"file": located.file, "line": line, "col": col}

@@ -1,0 +1,110 @@
+"""Loops: ``loop`` and ``loop_unroll`` with symbolic indices.
+
+``loop_unroll`` follows PyPTO: the factors are de-duplicated, sorted descending and 1 is always
+appended; each factor p runs a sub-loop over ``[pos, stop - (stop - pos) % (step * p))`` with step
+``step * p``, so any extent is covered greedily (127 with [32, 16, 8, 4, 2, 1] runs
+32, 32, 32, 16, 8, 4, 2, 1). It yields ``(index, factor)``: the index is symbolic, the factor a
+plain int (each factor is its own compiled path in PyPTO). Every loop opens an options scope.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+from .errors import ShapeError
+from .machine import Machine, current_machine
+from .record import LoopFrame
+from .symbolic import ScalarLike, SymbolicScalar, concrete
+
+__all__ = ["loop", "loop_unroll", "unroll_schedule"]
+
+
+def unroll_schedule(start: int, stop: int, step: int, unroll_list: Sequence[int]) -> list[tuple[int, int]]:
+    """``[(index, factor)]`` that ``loop_unroll`` runs for concrete bounds."""
+    factors = sorted({int(f) for f in unroll_list} | {1}, reverse=True)
+    out: list[tuple[int, int]] = []
+    pos = start
+    for p in factors:
+        span = step * p
+        end = stop - (stop - pos) % span
+        while pos < end:
+            out.append((pos, p))
+            pos += span
+    return out
+
+
+def _check_unroll_list(unroll_list: Any, op: str) -> list[int]:
+    if not isinstance(unroll_list, (list, tuple)) or not unroll_list:
+        raise ShapeError(f"unroll_list must be a non-empty list of ints, got {unroll_list!r}", code="argument", op=op)
+    for f in unroll_list:
+        if isinstance(f, SymbolicScalar) or isinstance(f, bool) or not isinstance(f, int) or f < 1:
+            raise ShapeError(f"unroll factors must be ints >= 1, got {f!r}", code="argument", op=op)
+    return list(unroll_list)
+
+
+def _bounds(start: ScalarLike, stop: ScalarLike, step: int, op: str) -> tuple[int, int, int]:
+    if isinstance(step, SymbolicScalar) or isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ShapeError(f"step must be a positive int, got {step!r}", code="argument", op=op)
+    return concrete(start), concrete(stop), step
+
+
+def _iterate(
+    machine: Machine, name: str, idx_name: str, schedule: list[tuple[int, int]], **attrs: Any
+) -> Iterator[tuple[SymbolicScalar, int]]:
+    depth = len(machine.loops)
+    with machine.scope("loop", name, **attrs) as scope_id:
+        for ordinal, (index, factor) in enumerate(schedule):
+            machine.loops.append(LoopFrame(name, index, ordinal, factor, scope_id))
+            try:
+                yield SymbolicScalar(index, idx_name), factor
+            finally:
+                del machine.loops[depth:]
+
+
+def loop(
+    start: ScalarLike,
+    stop: ScalarLike | None = None,
+    step: int = 1,
+    *,
+    name: str | None = None,
+    idx_name: str | None = None,
+    unroll_list: Sequence[int] | None = None,
+    submit_before_loop: bool = False,
+    parallel: bool = False,
+) -> Iterator[SymbolicScalar]:
+    """``for i in loop(stop)`` / ``loop(start, stop, step)``: a symbolic index per iteration."""
+    op = "loop"
+    machine = current_machine(op)
+    if stop is None:
+        start, stop = 0, start
+    lo, hi, st = _bounds(start, stop, step, op)
+    name = name or f"loop_{len(machine.record.scopes)}"
+    idx_name = idx_name or f"loop_idx_{len(machine.loops)}"
+    if unroll_list is not None:
+        _check_unroll_list(unroll_list, op)
+    schedule = [(i, 1) for i in range(lo, hi, st)]
+    attrs = {"submit_before_loop": bool(submit_before_loop), "parallel": bool(parallel)}
+    for idx, _ in _iterate(machine, name, idx_name, schedule, **attrs):
+        yield idx
+
+
+def loop_unroll(
+    start: ScalarLike,
+    stop: ScalarLike,
+    step: int = 1,
+    *,
+    name: str | None = None,
+    idx_name: str | None = None,
+    unroll_list: Sequence[int] = (1,),
+    submit_before_loop: bool = False,
+) -> Iterator[tuple[SymbolicScalar, int]]:
+    """``for idx, factor in loop_unroll(0, T, 1, unroll_list=[8])`` (see the module docstring)."""
+    op = "loop_unroll"
+    machine = current_machine(op)
+    lo, hi, st = _bounds(start, stop, step, op)
+    factors = _check_unroll_list(list(unroll_list), op)
+    name = name or f"loop_{len(machine.record.scopes)}"
+    idx_name = idx_name or f"loop_idx_{len(machine.loops)}"
+    schedule = unroll_schedule(lo, hi, st, factors)
+    attrs = {"submit_before_loop": bool(submit_before_loop), "unroll_list": sorted(set(factors) | {1}, reverse=True)}
+    yield from _iterate(machine, name, idx_name, schedule, **attrs)

@@ -1,0 +1,244 @@
+"""Cube ops: ``matmul`` and ``scaled_mm`` (MX).
+
+Numerics: the products are accumulated in FP32 (INT32 for INT8 inputs, exactly) and rounded once
+to ``out_dtype``; the accumulation order is free (SPEC §4.2). Speed (SPEC §4.6): BF16/FP16 operands
+widen exactly to FP32 and go through one BLAS sgemm; INT8 operands go through an FP64 GEMM, exact
+while 127^2 * K < 2^53; a read-only GM operand (a weight) is widened once per kernel call.
+
+MX (``scaled_mm``, Ascend 950): out = (A * sa) @ (B * sb) where every run of 32 consecutive
+elements along K shares one E8M0 scale (OCP MX v1.0, block 32). Scales use PyPTO's layout:
+``scale_a [M, ceil(K/64), 2]`` and ``scale_b [ceil(K/64), N, 2]`` (``[N, ceil(K/64), 2]`` with
+``scale_b_trans``), i.e. the K/32 block scales paired two by two. The scaled operands are exact in
+FP32 (an FP8 value times a power of two), so one FP32 GEMM gives the FP32-accumulated product.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .cast import CastMode, cast_array, to_float32
+from .dtypes import DataType, dtype_from_name
+from .errors import DTypeError, PlatformError, ShapeError
+from .machine import Machine, current_machine
+from .ops import _result, _require_tensor, _valid_of
+from .tensor import Tensor
+from .tiles import check_cube_op
+
+__all__ = ["matmul", "scaled_mm"]
+
+_INT8, _INT32, _FP32 = DataType.DT_INT8, DataType.DT_INT32, DataType.DT_FP32
+_EXTEND_KEYS = ("scale", "scale_tensor", "bias_tensor", "relu_type", "trans_mode")
+
+
+def _operand(machine: Machine, t: Tensor, trans: bool, side: str, exact64: bool) -> np.ndarray:
+    """Widened 2-D operand (transposed if asked); GM operands are widened once per call."""
+    key = (t.uid, side + ("t" if trans else "") + ("64" if exact64 else ""))
+    cached = machine.widened.get(key) if t.kind == "gm" else None
+    if cached is not None:
+        return cached
+    if exact64:
+        wide = t.data.astype(np.float64)
+    else:
+        wide = to_float32(t.data, t.dtype)
+    if trans:
+        wide = np.swapaxes(wide, -1, -2)
+    if t.kind == "gm":
+        machine.widened[key] = wide
+    return wide
+
+
+def _round_out(acc: np.ndarray, out_dtype: DataType) -> np.ndarray:
+    if out_dtype == _INT32:
+        return acc.astype(np.int64).astype(np.int32)
+    if out_dtype == _FP32:
+        return acc.astype(np.float32, copy=False)
+    return cast_array(acc.astype(np.float32, copy=False), _FP32, out_dtype, CastMode.CAST_RINT)
+
+
+def _shapes(op: str, machine: Machine, a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> tuple[int, int, int, int]:
+    if a.dim != b.dim or a.dim not in (2, 3, 4):
+        raise ShapeError(
+            f"inputs must both be 2-D, 3-D or 4-D with the same rank; got {list(a.dims)} and {list(b.dims)}",
+            code="rank-mismatch",
+            op=op,
+            label=machine.label,
+        )
+    m, ka = (a.dims[-1], a.dims[-2]) if a_trans else (a.dims[-2], a.dims[-1])
+    kb, n = (b.dims[-1], b.dims[-2]) if b_trans else (b.dims[-2], b.dims[-1])
+    if ka != kb:
+        raise ShapeError(
+            f"inner dims differ: A{'^T' if a_trans else ''} is [{m}, {ka}], B{'^T' if b_trans else ''} is [{kb}, {n}]",
+            code="shape-mismatch",
+            op=op,
+            label=machine.label,
+            hint="check b_trans / the weight layout",
+        )
+    return m, ka, n, a.dim
+
+
+def _out_valid(a: Tensor, a_trans: bool, out_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    if a.valid is None:
+        return None
+    rows = _valid_of(a)[-1 if a_trans else -2]
+    valid = out_shape[:-2] + (rows, out_shape[-1])
+    return None if valid == out_shape else valid
+
+
+def matmul(
+    input: Tensor,
+    mat2: Tensor,
+    out_dtype: DataType | str,
+    *,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    c_matrix_nz: bool = False,
+    extend_params: Mapping[str, Any] | None = None,
+) -> Tensor:
+    op = "matmul"
+    machine = current_machine(op)
+    a = _require_tensor(input, op, "input")
+    b = _require_tensor(mat2, op, "mat2")
+    out_dt = dtype_from_name(out_dtype)
+    if c_matrix_nz:
+        raise ShapeError("c_matrix_nz must be False: the output is always ND", code="argument", op=op)
+    extend = dict(extend_params or {})
+    unknown = sorted(set(extend) - set(_EXTEND_KEYS))
+    if unknown:
+        raise ShapeError(f"unknown extend_params {unknown}; valid: {', '.join(_EXTEND_KEYS)}", code="argument", op=op)
+    profile = machine.profile
+    outs = profile.matmul_outputs(a.dtype, b.dtype)
+    dequant = "scale" in extend or "scale_tensor" in extend
+    if dequant and a.dtype == _INT8 and b.dtype == _INT8:
+        outs = outs | {DataType.DT_FP16, DataType.DT_BF16}
+    if out_dt not in outs:
+        pairs = "; ".join(
+            f"{pa.short} x {pb.short} -> {'/'.join(sorted(o.short for o in po))}" for pa, pb, po in profile.matmul_pairs
+        )
+        raise DTypeError(
+            f"{a.dtype.short} x {b.dtype.short} -> {out_dt.short} is not a legal operand pairing on {profile.name} ({pairs})",
+            code="matmul-dtype",
+            op=op,
+            label=machine.label,
+            constraint="C-API-02",
+            hint="cast the operands explicitly before the matmul",
+        )
+    m, k, n, rank = _shapes(op, machine, a, b, a_trans, b_trans)
+    integer = a.dtype == _INT8
+    acc_dtype = _INT32 if integer else _FP32
+    cube = check_cube_op(machine, op, a.dtype, b.dtype, acc_dtype)
+    if machine.tile.split_k and (out_dt not in (_FP32, _INT32) or extend):
+        raise ShapeError(
+            "enable_split_k needs an FP32/INT32 output and no extend_params", code="argument", op=op, label=machine.label
+        )
+    lhs = _operand(machine, a, a_trans, "a", integer)
+    rhs = _operand(machine, b, b_trans, "b", integer)
+    acc = np.matmul(lhs, rhs)
+    if dequant:
+        acc = acc.astype(np.float64) if integer else acc
+        acc = acc * (extend["scale"] if "scale" in extend else to_float32(extend["scale_tensor"].data, extend["scale_tensor"].dtype))
+    if "bias_tensor" in extend:
+        bias = extend["bias_tensor"]
+        acc = acc + to_float32(bias.data, bias.dtype)
+    if extend.get("relu_type") not in (None, "NO_RELU", 0):
+        acc = np.maximum(acc, 0)
+    out_shape = tuple(acc.shape)
+    out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, a_trans, out_shape))
+    batch = int(np.prod(out_shape[:-2])) if rank > 2 else 1
+    machine.emit(
+        op,
+        "C",
+        [a.ref(), b.ref()],
+        out.ref(),
+        cube_tile=dict(cube),
+        flops=2 * batch * m * n * k,
+        m=m,
+        k=k,
+        n=n,
+        out_dtype=out_dt.short,
+        a_trans=a_trans,
+        b_trans=b_trans,
+    )
+    return out
+
+
+def _expand_scale(scale: Tensor, rows: int, k: int, trans_layout: bool, name: str, machine: Machine) -> np.ndarray:
+    """[rows, ceil(K/64), 2] (or [ceil(K/64), rows, 2]) E8M0 scales -> FP32 [rows, K] multipliers."""
+    groups = -(-k // 64)
+    expect = (groups, rows, 2) if trans_layout else (rows, groups, 2)
+    if scale.dims != expect:
+        raise ShapeError(
+            f"{name} has shape {list(scale.dims)}; expected {list(expect)} (K={k}, blocks of 32 paired)",
+            code="shape-mismatch",
+            op="scaled_mm",
+            label=machine.label,
+        )
+    if scale.dtype != DataType.DT_FP8E8M0:
+        raise DTypeError(f"{name} must be FP8E8M0, got {scale.dtype.short}", op="scaled_mm", label=machine.label)
+    s = to_float32(scale.data, scale.dtype)
+    if trans_layout:
+        s = np.swapaxes(s, 0, 1)
+    s = s.reshape(rows, groups * 2)[:, : -(-k // 32)]
+    return np.repeat(s, 32, axis=1)[:, :k]
+
+
+def scaled_mm(
+    mat_a: Tensor,
+    mat_b: Tensor,
+    out_dtype: DataType | str,
+    scale_a: Tensor,
+    scale_b: Tensor,
+    *,
+    a_trans: bool = False,
+    b_trans: bool = False,
+    scale_a_trans: bool = False,
+    scale_b_trans: bool = False,
+    c_matrix_nz: bool = False,
+    extend_params: Mapping[str, Any] | None = None,
+) -> Tensor:
+    op = "scaled_mm"
+    machine = current_machine(op)
+    profile = machine.profile
+    if not profile.has_feature("scaled_mm"):
+        raise PlatformError(
+            f"scaled_mm (MX matmul) is not available on {profile.name}",
+            op=op,
+            label=machine.label,
+            hint="use an Ascend 950 profile (ascend950) or a BF16/INT8 matmul",
+        )
+    a = _require_tensor(mat_a, op, "mat_a")
+    b = _require_tensor(mat_b, op, "mat_b")
+    out_dt = dtype_from_name(out_dtype)
+    if out_dt not in profile.matmul_outputs(a.dtype, b.dtype, scaled=True):
+        raise DTypeError(
+            f"{a.dtype.short} x {b.dtype.short} -> {out_dt.short} is not a legal scaled_mm pairing on {profile.name}",
+            code="matmul-dtype",
+            op=op,
+            label=machine.label,
+            constraint="C-API-02",
+        )
+    if a.dim != 2 or b.dim != 2:
+        raise ShapeError("scaled_mm takes 2-D operands", code="rank-mismatch", op=op, label=machine.label)
+    m, k, n, _ = _shapes(op, machine, a, b, a_trans, b_trans)
+    cube = check_cube_op(machine, op, a.dtype, b.dtype, _FP32, k_align=profile.scaled_mm_k_align)
+    sa = _expand_scale(_require_tensor(scale_a, op, "scale_a"), m, k, scale_a_trans, "scale_a", machine)
+    sb = _expand_scale(_require_tensor(scale_b, op, "scale_b"), n, k, not scale_b_trans, "scale_b", machine)
+    lhs = _operand(machine, a, a_trans, "a", False) * sa
+    rhs_nk = _operand(machine, b, not b_trans, "b", False) * sb  # [N, K]
+    acc = lhs @ rhs_nk.T
+    out_shape = tuple(acc.shape)
+    out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, a_trans, out_shape))
+    machine.emit(
+        op,
+        "C",
+        [a.ref(), b.ref(), scale_a.ref(), scale_b.ref()],
+        out.ref(),
+        cube_tile=dict(cube),
+        flops=2 * m * n * k,
+        m=m,
+        k=k,
+        n=n,
+        out_dtype=out_dt.short,
+    )
+    return out

@@ -1,0 +1,132 @@
+"""The dtype vocabulary: one record per PyPTO ``DataType`` member.
+
+Each member carries its PyPTO spelling (``DT_BF16``), the short card spelling (``BF16``), the
+NumPy/ml_dtypes storage type, its size in bytes and its numeric kind. ptosim, the pattern-gen
+resolver and the templates all read this one table, so the spellings never drift apart.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "DataType",
+    "DTypeInfo",
+    "dtype_from_name",
+    "dtype_of_array",
+    "bytes_of",
+]
+
+
+@dataclass(frozen=True)
+class DTypeInfo:
+    short: str  #: card spelling, e.g. ``BF16``
+    np_dtype: np.dtype  #: storage dtype (numpy or ml_dtypes)
+    nbytes: int
+    kind: str  #: ``float``, ``int``, ``uint`` or ``bool``
+    #: float formats only: largest finite magnitude (used by saturating casts)
+    max_finite: float | None = None
+
+
+def _f(np_type: type, short: str) -> DTypeInfo:
+    dt = np.dtype(np_type)
+    return DTypeInfo(short, dt, dt.itemsize, "float", float(ml_dtypes.finfo(dt).max))
+
+
+def _i(np_type: type, short: str) -> DTypeInfo:
+    dt = np.dtype(np_type)
+    return DTypeInfo(short, dt, dt.itemsize, "uint" if dt.kind == "u" else "int")
+
+
+class DataType(enum.Enum):
+    """PyPTO ``DataType`` members that ptosim stores (values are PyPTO 0.2.0's enum codes)."""
+
+    DT_INT8 = 1
+    DT_INT16 = 2
+    DT_INT32 = 3
+    DT_INT64 = 4
+    DT_FP16 = 6
+    DT_FP32 = 7
+    DT_BF16 = 8
+    DT_UINT8 = 11
+    DT_BOOL = 15
+    DT_FP8E5M2 = 17
+    DT_FP8E4M3 = 18
+    DT_FP8E8M0 = 19
+
+    @property
+    def info(self) -> DTypeInfo:
+        return _INFO[self]
+
+    @property
+    def short(self) -> str:
+        return _INFO[self].short
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return _INFO[self].np_dtype
+
+    @property
+    def nbytes(self) -> int:
+        return _INFO[self].nbytes
+
+    @property
+    def is_float(self) -> bool:
+        return _INFO[self].kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return _INFO[self].kind in ("int", "uint")
+
+    def __repr__(self) -> str:  # PyPTO prints members as DataType.DT_BF16
+        return f"DataType.{self.name}"
+
+
+_INFO: dict[DataType, DTypeInfo] = {
+    DataType.DT_INT8: _i(np.int8, "INT8"),
+    DataType.DT_INT16: _i(np.int16, "INT16"),
+    DataType.DT_INT32: _i(np.int32, "INT32"),
+    DataType.DT_INT64: _i(np.int64, "INT64"),
+    DataType.DT_UINT8: _i(np.uint8, "UINT8"),
+    DataType.DT_FP16: _f(np.float16, "FP16"),
+    DataType.DT_FP32: _f(np.float32, "FP32"),
+    DataType.DT_BF16: _f(ml_dtypes.bfloat16, "BF16"),
+    DataType.DT_FP8E5M2: _f(ml_dtypes.float8_e5m2, "FP8E5M2"),
+    DataType.DT_FP8E4M3: _f(ml_dtypes.float8_e4m3fn, "FP8E4M3"),
+    DataType.DT_FP8E8M0: _f(ml_dtypes.float8_e8m0fnu, "FP8E8M0"),
+    DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), 1, "bool"),
+}
+
+_BY_NAME: dict[str, DataType] = {}
+for _m in DataType:
+    _BY_NAME[_m.name] = _m
+    _BY_NAME[_m.short] = _m
+_BY_NP: dict[np.dtype, DataType] = {info.np_dtype: m for m, info in _INFO.items()}
+
+
+def dtype_from_name(name: str | DataType) -> DataType:
+    """``"BF16"``, ``"DT_BF16"`` or a member -> the member; ValueError naming the valid spellings."""
+    if isinstance(name, DataType):
+        return name
+    try:
+        return _BY_NAME[str(name).upper()]
+    except KeyError:
+        valid = ", ".join(m.short for m in DataType)
+        raise ValueError(f"unknown dtype {name!r}; valid: {valid}") from None
+
+
+def dtype_of_array(arr: np.ndarray) -> DataType:
+    """The DataType stored by a NumPy array (TypeError if ptosim has no such dtype)."""
+    try:
+        return _BY_NP[arr.dtype]
+    except KeyError:
+        raise TypeError(f"arrays of dtype {arr.dtype} have no PyPTO DataType") from None
+
+
+def bytes_of(dtype: DataType) -> int:
+    """Element size in bytes, as ``pypto.bytes_of``."""
+    return dtype.nbytes

@@ -1,0 +1,165 @@
+"""Per-call simulator state: the platform, the scopes, the tile shapes in force and the recorder.
+
+A ``Machine`` is made for each kernel call and dropped afterwards, so nothing leaks between calls
+and nothing needs resetting after an error. The PyPTO API is a set of free functions
+(``pypto.mul(a, b)``), so the running machine is found through a context variable that the jit
+wrapper sets for the duration of the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .errors import PtoSimError
+from .platform import Profile, load_platform
+from .record import LoopFrame, OpRecord, RunRecord, TensorRef
+
+__all__ = ["Machine", "current_machine", "use_platform", "default_platform", "running"]
+
+_MACHINE: contextvars.ContextVar["Machine | None"] = contextvars.ContextVar("ptosim_machine", default=None)
+_PLATFORM: contextvars.ContextVar[str | Profile | None] = contextvars.ContextVar("ptosim_platform", default=None)
+
+DEFAULT_PLATFORM = "a2a3"
+
+
+@contextlib.contextmanager
+def use_platform(platform: str | Profile) -> Iterator[Profile]:
+    """Run the kernels called inside this block on ``platform`` (a profile name, path or Profile)."""
+    profile = load_platform(platform)
+    token = _PLATFORM.set(profile)
+    try:
+        yield profile
+    finally:
+        _PLATFORM.reset(token)
+
+
+def default_platform() -> Profile:
+    import os
+
+    chosen = _PLATFORM.get() or os.environ.get("PTOSIM_PLATFORM") or DEFAULT_PLATFORM
+    return load_platform(chosen)
+
+
+@dataclass
+class TileState:
+    vec: tuple[int, ...] | None = None
+    cube: Mapping[str, tuple[int, ...]] | None = None
+    split_k: bool = False
+
+
+@dataclass
+class Machine:
+    profile: Profile
+    kernel: str
+    record: RunRecord = field(init=False)
+    label: str = ""
+    loops: list[LoopFrame] = field(default_factory=list)
+    tiles: list[TileState] = field(default_factory=lambda: [TileState()])
+    operation_options: dict[str, Any] = field(default_factory=lambda: {"combine_axis": False})
+    #: widened copies of read-only GM operands, made once per call (SPEC §4.6)
+    widened: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
+    _uid: int = 0
+    _scope_ids: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from .options import OptionScope
+
+        self.record = RunRecord(kernel=self.kernel, platform=self.profile.name)
+        self.options = OptionScope()
+
+    # -- identity and recording ------------------------------------------------------------
+    def next_uid(self) -> int:
+        self._uid += 1
+        return self._uid
+
+    @property
+    def tile(self) -> TileState:
+        return self.tiles[-1]
+
+    def emit(
+        self,
+        op: str,
+        unit: str,
+        inputs: Sequence[TensorRef],
+        output: TensorRef | None,
+        *,
+        tile: tuple[int, ...] | None = None,
+        cube_tile: Mapping[str, tuple[int, ...]] | None = None,
+        flops: int = 0,
+        where: str | None = None,
+        **attrs: Any,
+    ) -> None:
+        self.record.ops.append(
+            OpRecord(
+                seq=len(self.record.ops),
+                op=op,
+                unit=unit,
+                label=self.label,
+                loops=tuple(self.loops),
+                inputs=tuple(inputs),
+                output=output,
+                tile=tile,
+                cube_tile=cube_tile,
+                flops=flops,
+                where=where,
+                attrs=attrs,
+            )
+        )
+
+    # -- scopes ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def scope(self, kind: str, name: str, **attrs: Any) -> Iterator[int]:
+        """A jit/loop/options scope: options and tile shapes set inside it end with it."""
+        scope_id = len(self.record.scopes) + len(self._scope_ids) + 1
+        self.options.push(kind, name)
+        self._scope_ids.append(scope_id)
+        self.tiles.append(TileState(self.tile.vec, self.tile.cube, self.tile.split_k))
+        try:
+            yield scope_id
+        finally:
+            self.tiles.pop()
+            self._scope_ids.pop()
+            merged = self.options.pop()
+            parent = self._scope_ids[-1] if self._scope_ids else None
+            self.record.scopes[scope_id] = {
+                "kind": kind,
+                "name": name,
+                "parent": parent,
+                **attrs,
+                "runtime": merged.runtime,
+                "pass": merged.pass_options,
+            }
+
+    @property
+    def scope_id(self) -> int:
+        return self._scope_ids[-1] if self._scope_ids else 0
+
+
+def current_machine(op: str) -> Machine:
+    """The machine running the current kernel; ops outside a ``@jit`` kernel are an error."""
+    machine = _MACHINE.get()
+    if machine is None:
+        raise PtoSimError(
+            "called outside a running kernel",
+            op=op,
+            hint="call ptosim ops inside a function decorated with ptosim.frontend.jit",
+        )
+    return machine
+
+
+def active_machine() -> Machine | None:
+    return _MACHINE.get()
+
+
+@contextlib.contextmanager
+def running(machine: Machine) -> Iterator[Machine]:
+    token = _MACHINE.set(machine)
+    try:
+        yield machine
+    finally:
+        _MACHINE.reset(token)

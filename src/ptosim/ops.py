@@ -1,0 +1,533 @@
+"""Vector ops and data movement: elementwise, reductions, cast, full/zeros, view, assemble, reshape.
+
+Numerics (SPEC §4.2): each op runs over all of its tiles in one NumPy call. Floating-point ops are
+computed in FP32 (BF16/FP16/FP8 operands widen exactly) and rounded once, ties-to-even, to the
+result dtype; integer ops are computed in int64 and wrap to the result width like the hardware.
+sqrt/rsqrt/div/exp use NumPy's FP32 functions (the hardware's approximations are not published).
+Every op checks the platform's dtype rules and the vec tile in force, then records itself.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .cast import CastMode, SaturationMode, cast_array, to_float32
+from .dtypes import DataType, dtype_from_name
+from .errors import DTypeError, ShapeError
+from .machine import Machine, current_machine
+from .platform import OpKind
+from .symbolic import SymbolicScalar, concrete
+from .tensor import Tensor
+from .tiles import check_vec_op
+
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "abs",
+    "exp",
+    "sqrt",
+    "rsqrt",
+    "sum",
+    "amax",
+    "cast",
+    "full",
+    "zeros",
+    "view",
+    "assemble",
+    "reshape",
+]
+
+_FP32 = DataType.DT_FP32
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def compute_view(t: Tensor) -> np.ndarray:
+    """The tensor's values in its compute type: float32 for floats, int64 for integers."""
+    if t.dtype.is_float:
+        return to_float32(t.data, t.dtype)
+    return t.data.astype(np.int64, copy=False)
+
+
+def store(values: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Round FP32 results to ``dtype`` (RNE) or wrap int64 results to the integer width."""
+    if dtype.is_float:
+        if dtype == _FP32:
+            return values.astype(np.float32, copy=False)
+        return cast_array(values.astype(np.float32, copy=False), _FP32, dtype, CastMode.CAST_RINT)
+    return values.astype(dtype.np_dtype)  # two's-complement wrap, as the hardware's int ALU
+
+
+def _result(machine: Machine, data: np.ndarray, dtype: DataType, valid: tuple[int, ...] | None) -> Tensor:
+    return Tensor.wrap(data, dtype, name=f"t{machine._uid + 1}", kind="tile", uid=machine.next_uid(), valid=valid)
+
+
+def _valid_of(t: Tensor) -> tuple[int, ...]:
+    return t.valid if t.valid is not None else t.dims
+
+
+def _broadcast_valid(out_shape: Sequence[int], tensors: Sequence[Tensor]) -> tuple[int, ...] | None:
+    """Valid extent of an elementwise result: the smallest valid extent of the full-size operands."""
+    if all(t.valid is None for t in tensors):
+        return None
+    valid = []
+    for axis, n in enumerate(out_shape):
+        extents = [_valid_of(t)[axis] for t in tensors if t.dims[axis] == n]
+        valid.append(min(extents) if extents else n)
+    out = tuple(valid)
+    return None if out == tuple(out_shape) else out
+
+
+def _check_dtype(machine: Machine, op: str, dtype: DataType, constraint: str | None = None) -> None:
+    profile = machine.profile
+    if not profile.supports_dtype(dtype):
+        raise DTypeError(
+            f"{dtype.short} is not supported on {profile.name}",
+            code="dtype-unsupported",
+            op=op,
+            label=machine.label,
+            hint=f"supported: {', '.join(sorted(d.short for d in profile.dtypes))}",
+        )
+    if not profile.op_accepts(op, dtype):
+        allowed = ", ".join(sorted(d.short for d in profile.op_dtypes[op]))
+        raise DTypeError(
+            f"{op} does not take {dtype.short} inputs on {profile.name} (accepts {allowed})",
+            code="dtype-unsupported",
+            op=op,
+            label=machine.label,
+            constraint=constraint or _OP_CONSTRAINT.get(op),
+            hint="cast to FP32 first" if _FP32 in profile.op_dtypes[op] else None,
+        )
+
+
+_OP_CONSTRAINT = {"sum": "C-API-01", "amax": "C-API-03", "exp": "C-API-04"}
+
+
+def _require_tensor(value: Any, op: str, what: str = "first argument") -> Tensor:
+    if not isinstance(value, Tensor):
+        raise ShapeError(
+            f"{what} must be a Tensor, got {type(value).__name__}",
+            code="argument",
+            op=op,
+            hint="put the tensor first; scalars go second (fixed rule F1)",
+        )
+    return value
+
+
+def _record(machine: Machine, op: str, inputs: Sequence[Tensor], out: Tensor | None, tile, flops: int, **attrs):
+    machine.emit(op, "V", [t.ref() for t in inputs], out.ref() if out is not None else None, tile=tile, flops=flops, **attrs)
+
+
+# --- elementwise -----------------------------------------------------------------------------
+
+
+def _binary(op: str, input: Any, other: Any, fn: Callable[[np.ndarray, Any], np.ndarray]) -> Tensor:
+    machine = current_machine(op)
+    a = _require_tensor(input, op)
+    _check_dtype(machine, op, a.dtype)
+    if isinstance(other, Tensor):
+        if other.dtype != a.dtype:
+            raise DTypeError(
+                f"operands are {a.dtype.short} and {other.dtype.short}; both must have the same dtype",
+                code="dtype-unsupported",
+                op=op,
+                label=machine.label,
+                hint="cast one operand explicitly (C-API-02)",
+            )
+        if other.dim != a.dim:
+            raise ShapeError(
+                f"operand ranks differ: {list(a.dims)} vs {list(other.dims)}",
+                code="rank-mismatch",
+                op=op,
+                label=machine.label,
+                constraint="C-API-06",
+                hint="reshape to the same rank first",
+            )
+        try:
+            out_shape = np.broadcast_shapes(a.dims, other.dims)
+        except ValueError:
+            raise ShapeError(
+                f"shapes {list(a.dims)} and {list(other.dims)} do not broadcast",
+                code="shape-mismatch",
+                op=op,
+                label=machine.label,
+                constraint="C-API-06",
+            ) from None
+        kind: OpKind = "binary" if a.dims == other.dims else "broadcast"
+        tile = check_vec_op(machine, op, kind, out_shape, [a.dtype])
+        values = fn(compute_view(a), compute_view(other))
+        out = _result(machine, store(values, a.dtype), a.dtype, _broadcast_valid(out_shape, [a, other]))
+        _record(machine, op, [a, other], out, tile, int(np.prod(out_shape)))
+        return out
+    if isinstance(other, SymbolicScalar) or isinstance(other, bool) or not isinstance(other, (int, float, np.number)):
+        raise ShapeError(
+            f"second operand must be a Tensor or a Python number, got {other!r}", code="argument", op=op
+        )
+    if a.dtype.is_int and isinstance(other, float) and op == "div":
+        raise DTypeError("an integer tensor divided by a float scalar", op=op, label=machine.label)
+    tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype])
+    scalar = np.float32(other) if a.dtype.is_float else np.int64(other)
+    out = _result(machine, store(fn(compute_view(a), scalar), a.dtype), a.dtype, a.valid)
+    _record(machine, op, [a], out, tile, int(a.data.size), scalar=float(other))
+    return out
+
+
+def _int_div(x: np.ndarray, y: Any) -> np.ndarray:
+    # Integer division is computed in FP32 on the hardware (exact only within +-2^24).
+    return np.trunc(np.asarray(x, np.float32) / np.asarray(y, np.float32)).astype(np.int64)
+
+
+def add(input: Tensor, other: Tensor | float | int) -> Tensor:
+    return _binary("add", input, other, np.add)
+
+
+def sub(input: Tensor, other: Tensor | float | int) -> Tensor:
+    return _binary("sub", input, other, np.subtract)
+
+
+def mul(input: Tensor, other: Tensor | float | int) -> Tensor:
+    return _binary("mul", input, other, np.multiply)
+
+
+def div(input: Tensor, other: Tensor | float | int, precision_type: Any = None) -> Tensor:
+    fn = _int_div if isinstance(input, Tensor) and input.dtype.is_int else np.divide
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _binary("div", input, other, fn)
+
+
+def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray], floats_only: bool = True) -> Tensor:
+    machine = current_machine(op)
+    a = _require_tensor(input, op, "input")
+    _check_dtype(machine, op, a.dtype)
+    tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        values = fn(compute_view(a))
+    out = _result(machine, store(values, a.dtype), a.dtype, a.valid)
+    _record(machine, op, [a], out, tile, int(a.data.size))
+    return out
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyPTO name
+    return _unary("abs", input, np.abs)
+
+
+def exp(input: Tensor, precision_type: Any = None) -> Tensor:
+    return _unary("exp", input, np.exp)
+
+
+def sqrt(input: Tensor, precision_type: Any = None) -> Tensor:
+    return _unary("sqrt", input, np.sqrt)
+
+
+def rsqrt(input: Tensor, precision_type: Any = None) -> Tensor:
+    return _unary("rsqrt", input, lambda x: np.float32(1.0) / np.sqrt(x))
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+
+def _reduce(op: str, input: Any, dim: int, keepdim: bool, fn: Callable[..., np.ndarray]) -> Tensor:
+    machine = current_machine(op)
+    a = _require_tensor(input, op, "input")
+    if isinstance(dim, SymbolicScalar) or isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise ShapeError(f"dim must be an int, got {dim!r}", code="argument", op=op)
+    if not -a.dim <= dim < a.dim:
+        raise ShapeError(f"dim {dim} out of range for rank {a.dim}", code="argument", op=op, label=machine.label)
+    axis = dim % a.dim
+    _check_dtype(machine, op, a.dtype)
+    tile = check_vec_op(machine, op, "reduce", a.dims, [a.dtype], tile_shape=a.dims)
+    values = compute_view(a)
+    if a.valid is not None and a.valid[axis] < a.dims[axis]:
+        # Padding past the valid extent takes no part in the reduction.
+        values = values[(slice(None),) * axis + (slice(0, a.valid[axis]),)]
+    result = fn(values, axis=axis, keepdims=True)
+    valid = None
+    if a.valid is not None:
+        valid = list(a.valid)
+        valid[axis] = 1
+    out_data = store(result, a.dtype)
+    if not keepdim:
+        out_data = np.squeeze(out_data, axis=axis)
+        if valid is not None:
+            del valid[axis]
+    out = _result(machine, out_data, a.dtype, tuple(valid) if valid is not None else None)
+    _record(machine, op, [a], out, tile, int(a.data.size), dim=axis)
+    return out
+
+
+def sum(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:  # noqa: A001 - PyPTO name
+    return _reduce("sum", input, dim, keepdim, np.sum)
+
+
+def amax(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+    return _reduce("amax", input, dim, keepdim, np.max)
+
+
+# --- cast --------------------------------------------------------------------------------------
+
+
+def cast_route(machine: Machine, src: DataType, dst: DataType) -> list[DataType] | None:
+    """Shortest chain of direct conversions src -> ... -> dst on the platform (for the hint)."""
+    casts = machine.profile.casts
+    seen = {src: [src]}
+    queue = deque([src])
+    while queue:
+        cur = queue.popleft()
+        for nxt in sorted(casts.get(cur, ()), key=lambda d: d.value):
+            if nxt not in seen:
+                seen[nxt] = seen[cur] + [nxt]
+                if nxt == dst:
+                    return seen[nxt]
+                queue.append(nxt)
+    return None
+
+
+def cast(
+    input: Tensor,
+    dtype: DataType | str,
+    mode: CastMode = CastMode.CAST_NONE,
+    satmode: SaturationMode = SaturationMode.OFF,
+) -> Tensor:
+    op = "cast"
+    machine = current_machine(op)
+    a = _require_tensor(input, op, "input")
+    dst = dtype_from_name(dtype)
+    if not isinstance(mode, CastMode) or not isinstance(satmode, SaturationMode):
+        raise DTypeError(f"mode/satmode must be CastMode/SaturationMode, got {mode!r}/{satmode!r}", code="argument", op=op)
+    profile = machine.profile
+    for dt in (a.dtype, dst):
+        if not profile.supports_dtype(dt):
+            raise DTypeError(f"{dt.short} is not supported on {profile.name}", op=op, label=machine.label)
+    if not profile.can_cast(a.dtype, dst):
+        route = cast_route(machine, a.dtype, dst)
+        hint = (
+            "cast through " + " -> ".join(d.short for d in route)
+            if route
+            else f"{a.dtype.short} converts directly to: {', '.join(sorted(d.short for d in profile.casts.get(a.dtype, ())))}"
+        )
+        raise DTypeError(
+            f"no direct {a.dtype.short} -> {dst.short} conversion on {profile.name}",
+            code="cast-unsupported",
+            op=op,
+            label=machine.label,
+            constraint="C-API-02",
+            hint=hint,
+        )
+    tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype, dst])
+    out = _result(machine, cast_array(a.data, a.dtype, dst, mode, satmode), dst, a.valid)
+    _record(machine, op, [a], out, tile, int(a.data.size), to=dst.short, mode=mode.name, satmode=satmode.name)
+    return out
+
+
+# --- creation ----------------------------------------------------------------------------------
+
+
+def _static_shape(shape: Sequence[Any], op: str) -> tuple[int, ...]:
+    dims = []
+    for i, d in enumerate(shape):
+        if isinstance(d, SymbolicScalar):
+            raise ShapeError(
+                f"shape[{i}] is the symbolic scalar {d.name}; shapes must be compile-time ints",
+                code="symbolic",
+                op=op,
+                constraint="C-SYM-07",
+                hint="symbols belong in offsets and valid_shape",
+            )
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0:
+            raise ShapeError(f"shape[{i}]={d!r} must be a positive int", code="argument", op=op)
+        dims.append(int(d))
+    return tuple(dims)
+
+
+def _valid_arg(valid_shape: Sequence[Any] | None, shape: tuple[int, ...], op: str, machine: Machine):
+    if valid_shape is None:
+        return None
+    if len(valid_shape) != len(shape):
+        raise ShapeError(
+            f"valid_shape {list(valid_shape)} has rank {len(valid_shape)}, shape {list(shape)} has rank {len(shape)}",
+            code="rank-mismatch",
+            op=op,
+            label=machine.label,
+            constraint="C-DATA-02",
+        )
+    valid = tuple(concrete(v) for v in valid_shape)
+    for i, (v, n) in enumerate(zip(valid, shape)):
+        if not 0 <= v <= n:
+            raise ShapeError(
+                f"valid_shape[{i}]={v} is outside 0..{n} (shape {list(shape)})",
+                code="valid-shape",
+                op=op,
+                label=machine.label,
+                constraint="C-DATA-04",
+            )
+    return valid
+
+
+def full(shape: Sequence[int], value: float | int, dtype: DataType | str, *, valid_shape: Sequence[Any] | None = None) -> Tensor:
+    op = "full"
+    machine = current_machine(op)
+    dims = _static_shape(shape, op)
+    dt = dtype_from_name(dtype)
+    _check_dtype(machine, op, dt)
+    tile = check_vec_op(machine, op, "unary", dims, [dt])
+    data = np.full(dims, value, dtype=np.float32 if dt.is_float else np.int64)
+    valid = _valid_arg(valid_shape, dims, op, machine)
+    out = _result(machine, store(data, dt), dt, valid)
+    _record(machine, op, [], out, tile, int(np.prod(dims)), value=float(value))
+    return out
+
+
+def zeros(shape: Sequence[int], *, dtype: DataType | str, valid_shape: Sequence[Any] | None = None) -> Tensor:
+    return full(shape, 0, dtype, valid_shape=valid_shape)
+
+
+# --- views, assemble, reshape ------------------------------------------------------------------
+
+
+def view(
+    input: Tensor,
+    shape: Sequence[int],
+    offsets: Sequence[Any],
+    *,
+    valid_shape: Sequence[Any] | None = None,
+    dtype: DataType | str | None = None,
+) -> Tensor:
+    """A ``shape`` block of ``input`` at ``offsets``; past ``valid_shape`` it reads as zero."""
+    op = "view"
+    machine = current_machine(op)
+    src = _require_tensor(input, op, "input")
+    dims = _static_shape(shape, op)
+    if len(dims) != src.dim or len(offsets) != src.dim:
+        raise ShapeError(
+            f"view of a rank-{src.dim} tensor {src.name!r} needs rank-{src.dim} shape and offsets, "
+            f"got shape {list(shape)}, offsets {list(offsets)}",
+            code="rank-mismatch",
+            op=op,
+            label=machine.label,
+            constraint="C-DATA-02",
+        )
+    offs = tuple(concrete(o) for o in offsets)
+    valid = _valid_arg(valid_shape, dims, op, machine) or dims
+    src_valid = _valid_of(src)
+    for i, (o, v, n) in enumerate(zip(offs, valid, src.dims)):
+        if o < 0 or o + v > n:
+            raise ShapeError(
+                f"axis {i}: offset {o} + extent {v} exceeds {src.name!r} extent {n}",
+                code="out-of-bounds",
+                op=op,
+                label=machine.label,
+                constraint="C-DATA-02",
+                hint="pass valid_shape for a partial tail tile",
+            )
+    # Padding of the source (past its own valid extent) also reads as zero.
+    valid = tuple(max(0, min(v, sv - o)) for v, sv, o in zip(valid, src_valid, offs))
+    block = src.data[tuple(slice(o, o + v) for o, v in zip(offs, valid))]
+    if valid == dims:
+        data = block.copy()
+    else:
+        data = np.zeros(dims, dtype=src.data.dtype)
+        data[tuple(slice(0, v) for v in valid)] = block
+    out_dtype = src.dtype
+    if dtype is not None:
+        out_dtype = dtype_from_name(dtype)
+        if (dims[-1] * src.dtype.nbytes) % out_dtype.nbytes:
+            raise ShapeError(f"cannot reinterpret a last axis of {dims[-1]} {src.dtype.short} as {out_dtype.short}", op=op)
+        data = np.ascontiguousarray(data).view(out_dtype.np_dtype)
+        scale = src.dtype.nbytes / out_dtype.nbytes
+        valid = valid[:-1] + (int(valid[-1] * scale),)
+        dims = data.shape
+    out = _result(machine, data, out_dtype, valid if valid != tuple(dims) else None)
+    machine.emit(op, "S", [src.ref()], out.ref(), offsets=offs)
+    return out
+
+
+def assemble(input: Any, offsets: Any, out: Tensor | None = None, parallel: bool = False) -> None:
+    """Write ``input``'s valid region into ``out`` at ``offsets`` (or a list of ``(t, offsets)``)."""
+    op = "assemble"
+    machine = current_machine(op)
+    if isinstance(input, (list, tuple)):  # assemble([(t, offs), ...], out, parallel)
+        pieces, target = list(input), offsets
+        if isinstance(out, bool):
+            parallel = out
+    else:
+        pieces, target = [(input, offsets)], out
+    target = _require_tensor(target, op, "out")
+    for piece, offs in pieces:
+        src = _require_tensor(piece, op, "input")
+        if src.dim != target.dim or len(offs) != target.dim:
+            raise ShapeError(
+                f"source rank {src.dim}, target {target.name!r} rank {target.dim}, {len(offs)} offsets; all must match",
+                code="rank-mismatch",
+                op=op,
+                label=machine.label,
+                constraint="C-DATA-02",
+            )
+        if src.dtype != target.dtype:
+            raise DTypeError(
+                f"source is {src.dtype.short} but {target.name!r} is {target.dtype.short}",
+                op=op,
+                label=machine.label,
+                hint="cast before assembling",
+            )
+        o = tuple(concrete(x) for x in offs)
+        valid = _valid_of(src)
+        for i, (oi, v, n) in enumerate(zip(o, valid, target.dims)):
+            if oi < 0 or oi + v > n:
+                raise ShapeError(
+                    f"axis {i}: offset {oi} + valid extent {v} exceeds {target.name!r} extent {n}",
+                    code="out-of-bounds",
+                    op=op,
+                    label=machine.label,
+                    constraint="C-DATA-02",
+                )
+        target.data[tuple(slice(oi, oi + v) for oi, v in zip(o, valid))] = src.data[tuple(slice(0, v) for v in valid)]
+        machine.widened.pop((target.uid, "a"), None)
+        machine.widened.pop((target.uid, "b"), None)
+        machine.emit(op, "S", [src.ref()], target.ref(), offsets=o, parallel=bool(parallel))
+
+
+def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] | None = None, inplace: bool = False) -> Tensor:
+    op = "reshape"
+    machine = current_machine(op)
+    src = _require_tensor(input, op, "input")
+    dims = list(shape)
+    if -1 in dims:
+        if dims.count(-1) > 1:
+            raise ShapeError("at most one -1 in a reshape", op=op)
+        known = int(np.prod([d for d in dims if d != -1]))
+        dims[dims.index(-1)] = src.data.size // max(known, 1)
+    dims_t = _static_shape(dims, op)
+    if int(np.prod(dims_t)) != src.data.size:
+        raise ShapeError(
+            f"cannot reshape {list(src.dims)} ({src.data.size} elements) to {list(dims_t)}",
+            code="shape-mismatch",
+            op=op,
+            label=machine.label,
+        )
+    valid = _valid_arg(valid_shape, dims_t, op, machine)
+    if valid is None and src.valid is not None:
+        if src.dims[0] == dims_t[0] and src.valid[1:] == src.dims[1:]:
+            valid = (src.valid[0],) + dims_t[1:]
+        else:
+            raise ShapeError(
+                f"reshape of a partially valid tensor (valid {list(src.valid)}) needs valid_shape",
+                code="valid-shape",
+                op=op,
+                label=machine.label,
+                constraint="C-DATA-04",
+            )
+    data = src.data.reshape(dims_t)
+    if inplace:
+        src_kind, name, uid = src.kind, src.name, src.uid
+    else:
+        src_kind, name, uid = "tile", f"t{machine._uid + 1}", machine.next_uid()
+    out = Tensor.wrap(data, src.dtype, name=name, kind=src_kind, uid=uid, valid=valid)
+    out.cache_policy = dict(src.cache_policy)
+    machine.emit(op, "S", [src.ref()], out.ref(), inplace=bool(inplace))
+    return out

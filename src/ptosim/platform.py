@@ -1,0 +1,241 @@
+"""Hardware profiles (``patterns/platforms/*.yaml``) and the capacity rules computed from them.
+
+The profile files are the single source of the hardware numbers: ptosim's checks and cost model
+read them here, and pattern-gen's resolver calls the same rule functions (``vec_footprint``,
+``cube_capacity``) so that a tile the resolver accepts is a tile ptosim accepts.
+
+Search order for a profile name: ``$PTOSIM_PLATFORMS`` (a folder), the copy shipped inside an
+installed wheel (``ptosim/_platforms``), then the source tree's ``patterns/platforms``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+import yaml
+
+from .dtypes import DataType, dtype_from_name
+from .errors import PlatformError
+
+__all__ = [
+    "Profile",
+    "load_platform",
+    "platform_dirs",
+    "available_platforms",
+    "OpKind",
+    "vec_footprint",
+    "cube_capacity",
+    "ceil_align",
+]
+
+OpKind = Literal["unary", "binary", "reduce", "broadcast"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A parsed platform profile. ``raw`` keeps the whole YAML mapping for the cost model."""
+
+    name: str
+    title: str
+    aic: int
+    aiv: int
+    clock_mhz: float
+    buffers: Mapping[str, int]
+    fractal: Mapping[str, tuple[int, int, int]]
+    features: frozenset[str]
+    cv_mix: bool
+    dtypes: frozenset[DataType]
+    vec_align_bytes: int
+    vec_max_rank: int
+    footprint_factor: Mapping[str, int]
+    reduce_tile_max_bytes: int
+    cube_align_bytes: int
+    capacity_align: Mapping[str, int]
+    matmul_pairs: tuple[tuple[DataType, DataType, frozenset[DataType]], ...]
+    scaled_mm_pairs: tuple[tuple[DataType, DataType, frozenset[DataType]], ...]
+    scaled_mm_k_align: int
+    op_dtypes: Mapping[str, frozenset[DataType]]
+    casts: Mapping[DataType, frozenset[DataType]]
+    source: str = ""
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def ub(self) -> int:
+        return self.buffers["UB"]
+
+    def has_feature(self, feature: str) -> bool:
+        return feature in self.features
+
+    def supports_dtype(self, dtype: DataType) -> bool:
+        return dtype in self.dtypes
+
+    def can_cast(self, src: DataType, dst: DataType) -> bool:
+        return src == dst or dst in self.casts.get(src, frozenset())
+
+    def op_accepts(self, op: str, dtype: DataType) -> bool:
+        allowed = self.op_dtypes.get(op)
+        return allowed is None or dtype in allowed
+
+    def matmul_outputs(self, a: DataType, b: DataType, *, scaled: bool = False) -> frozenset[DataType]:
+        pairs = self.scaled_mm_pairs if scaled else self.matmul_pairs
+        for pa, pb, outs in pairs:
+            if pa == a and pb == b:
+                return outs
+        return frozenset()
+
+    def cube_fractal(self, dtype: DataType) -> tuple[int, int, int]:
+        return self.fractal.get(dtype.short, self.fractal["default"])
+
+
+def _dtypes(names: Sequence[str]) -> frozenset[DataType]:
+    return frozenset(dtype_from_name(n) for n in names)
+
+
+def _pairs(rows: Sequence[Mapping[str, Any]]) -> tuple[tuple[DataType, DataType, frozenset[DataType]], ...]:
+    return tuple((dtype_from_name(r["a"]), dtype_from_name(r["b"]), _dtypes(r["out"])) for r in rows or ())
+
+
+def profile_from_mapping(data: Mapping[str, Any], source: str = "") -> Profile:
+    """Build a Profile from a parsed YAML mapping (PlatformError naming the missing key)."""
+    try:
+        vec = data["vec_rules"]
+        cube = data["cube_rules"]
+        return Profile(
+            name=str(data["name"]),
+            title=str(data.get("title", data["name"])),
+            aic=int(data["cores"]["aic"]),
+            aiv=int(data["cores"]["aiv"]),
+            clock_mhz=float(data["clock_mhz"]),
+            buffers={k: int(v) for k, v in data["buffers"].items()},
+            fractal={k: tuple(v) for k, v in data["fractal"].items()},
+            features=frozenset(data.get("features", ())),
+            cv_mix=bool(data.get("cv_mix", False)),
+            dtypes=_dtypes(data["dtypes"]),
+            vec_align_bytes=int(vec["last_axis_align_bytes"]),
+            vec_max_rank=int(vec.get("max_rank", 4)),
+            footprint_factor=dict(vec["footprint_factor"]),
+            reduce_tile_max_bytes=int(vec["reduce_tile_max_bytes"]),
+            cube_align_bytes=int(cube["align_bytes"]),
+            capacity_align=dict(cube["capacity_align"]),
+            matmul_pairs=_pairs(cube.get("matmul_pairs", ())),
+            scaled_mm_pairs=_pairs(cube.get("scaled_mm_pairs", ())),
+            scaled_mm_k_align=int(cube.get("scaled_mm_k_align", 64)),
+            op_dtypes={op: _dtypes(ds) for op, ds in data.get("op_dtypes", {}).items()},
+            casts={dtype_from_name(s): _dtypes(ds) for s, ds in data["casts"].items()},
+            source=source,
+            raw=dict(data),
+        )
+    except KeyError as exc:
+        raise PlatformError(f"platform profile {source or data.get('name')!r} lacks key {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise PlatformError(f"platform profile {source or data.get('name')!r} is malformed: {exc}") from None
+
+
+def platform_dirs() -> list[Path]:
+    """Folders searched for ``<name>.yaml``, in priority order."""
+    dirs = []
+    env = os.environ.get("PTOSIM_PLATFORMS")
+    if env:
+        dirs.extend(Path(p) for p in env.split(os.pathsep) if p)
+    here = Path(__file__).resolve().parent
+    dirs.append(here / "_platforms")
+    dirs.append(here.parent.parent / "patterns" / "platforms")
+    return [d for d in dirs if d.is_dir()]
+
+
+def available_platforms() -> list[str]:
+    names: set[str] = set()
+    for d in platform_dirs():
+        names.update(p.stem for p in d.glob("*.yaml"))
+    return sorted(names)
+
+
+@lru_cache(maxsize=32)
+def _load_path(path: str) -> Profile:
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    if not isinstance(data, Mapping):
+        raise PlatformError(f"platform profile {path} is not a mapping")
+    return profile_from_mapping(data, source=path)
+
+
+def load_platform(name_or_path: str | os.PathLike[str] | Profile) -> Profile:
+    """A profile by name (``a2a3``), by path to a YAML file, or passed through."""
+    if isinstance(name_or_path, Profile):
+        return name_or_path
+    text = os.fspath(name_or_path)
+    if text.endswith((".yaml", ".yml")) or os.sep in text:
+        if not os.path.isfile(text):
+            raise PlatformError(f"platform profile file {text} does not exist")
+        return _load_path(os.path.abspath(text))
+    for d in platform_dirs():
+        candidate = d / f"{text}.yaml"
+        if candidate.is_file():
+            return _load_path(str(candidate))
+    raise PlatformError(
+        f"unknown platform {text!r}; available: {', '.join(available_platforms()) or 'none found'}"
+    )
+
+
+# --- the shared capacity rules ---------------------------------------------------------------
+
+
+def ceil_align(value: int, align: int) -> int:
+    return -(-value // align) * align
+
+
+def vec_footprint(kind: OpKind, tile: Sequence[int], widest_dtype_bytes: int, profile: Profile) -> int:
+    """UB bytes one vector op needs: tile bytes at the widest operand dtype times n(kind).
+
+    The rule of SPEC §4.3, with n taken from the profile (2 unary, 3 binary, 4 reduce/broadcast).
+    """
+    return math.prod(int(t) for t in tile) * widest_dtype_bytes * int(profile.footprint_factor[kind])
+
+
+@dataclass(frozen=True)
+class CubeUse:
+    """Bytes each cube buffer needs for one matmul tile configuration, and their limits."""
+
+    l0a: int
+    l0b: int
+    l0c: int
+    l1: int
+    limits: Mapping[str, int]
+
+    def overflows(self) -> list[tuple[str, int, int]]:
+        """``[(buffer, used, limit)]`` for every buffer that does not fit."""
+        used = {"L0A": self.l0a, "L0B": self.l0b, "L0C": self.l0c, "L1": self.l1}
+        return [(b, u, self.limits[b]) for b, u in used.items() if u > self.limits[b]]
+
+
+def cube_capacity(
+    m: Sequence[int],
+    k: Sequence[int],
+    n: Sequence[int],
+    a: DataType,
+    b: DataType,
+    acc: DataType,
+    profile: Profile,
+) -> CubeUse:
+    """L0A/L0B/L0C/L1 use of a cube tile ``m=[mL0,mL1]``, ``k=[kL0,kAL1(,kBL1)]``, ``n=[nL0,nL1]``.
+
+    CA(v, a) pads every axis to the capacity alignment of the input dtype (16 for 16-bit/32-bit,
+    32 for 8-bit); m is free in the API but padded here, as PyPTO's capacity formulas do.
+    """
+    ca_a = profile.capacity_align.get(a.short, profile.capacity_align["default"])
+    ca_b = profile.capacity_align.get(b.short, profile.capacity_align["default"])
+    k_al1 = k[1]
+    k_bl1 = k[2] if len(k) > 2 else k[1]
+    l0a = ceil_align(m[0], ca_a) * ceil_align(k[0], ca_a) * a.nbytes
+    l0b = ceil_align(n[0], ca_b) * ceil_align(k[0], ca_b) * b.nbytes
+    l0c = ceil_align(m[0], 16) * ceil_align(n[0], 16) * acc.nbytes
+    l1 = ceil_align(m[1], ca_a) * ceil_align(k_al1, ca_a) * a.nbytes + ceil_align(n[1], ca_b) * ceil_align(
+        k_bl1, ca_b
+    ) * b.nbytes
+    limits = {key: profile.buffers[key] for key in ("L0A", "L0B", "L0C", "L1")}
+    return CubeUse(l0a, l0b, l0c, l1, limits)

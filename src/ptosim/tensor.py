@@ -1,0 +1,211 @@
+"""Tensors: kernel arguments in GM, named intermediate buffers and tile results.
+
+A ``Tensor`` wraps a NumPy array in its storage dtype (ml_dtypes for BF16/FP8). Kernel arguments
+wrap the caller's arrays without copying, so ``assemble`` writes the caller's outputs in place.
+``valid_shape`` marks how much of a tensor is real data; a view reads zeros past it and
+``assemble`` writes only inside it.
+
+Outside a running kernel ``Tensor(shape, dtype)`` is a *spec* (no storage), which is what a jit
+signature annotation needs; inside a kernel the same call allocates a named buffer filled with
+NaN (integers: the dtype's max), so reading a buffer before writing it shows up in the output.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Sequence
+
+import numpy as np
+
+from .dtypes import DataType, dtype_from_name
+from .errors import ShapeError
+from .record import TensorRef
+from .symbolic import ScalarLike, SymbolicScalar, concrete
+
+__all__ = ["Tensor", "DYNAMIC", "STATIC", "CachePolicy", "poison", "TensorSpec"]
+
+
+class _DimMarker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: an axis whose extent is only known at call time (the token axis)
+DYNAMIC = _DimMarker("DYNAMIC")
+#: an axis fixed by the first call
+STATIC = _DimMarker("STATIC")
+
+
+class CachePolicy(enum.Enum):
+    """PyPTO 0.2.0's cache policies (``MAX_NUM`` is its enum sentinel)."""
+
+    NONE_CACHEABLE = 1
+    MAX_NUM = 2
+
+
+def poison(shape: Sequence[int], dtype: DataType) -> np.ndarray:
+    """Storage for a never-written buffer: NaN for floats, the max value for integers."""
+    if dtype.is_float:
+        return np.full(tuple(shape), np.nan, dtype=dtype.np_dtype)
+    if dtype == DataType.DT_BOOL:
+        return np.ones(tuple(shape), dtype=np.bool_)
+    return np.full(tuple(shape), np.iinfo(dtype.np_dtype).max, dtype=dtype.np_dtype)
+
+
+class TensorSpec:
+    """Shape/dtype of a jit parameter: ints, ``DYNAMIC`` or ``STATIC`` per axis."""
+
+    def __init__(self, shape: Sequence[Any], dtype: DataType | str, name: str = "") -> None:
+        self.shape = list(shape)
+        self.dtype = dtype_from_name(dtype)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.shape}, {self.dtype!r})"
+
+
+class _TensorMeta(type):
+    def __getitem__(cls, item: Any) -> TensorSpec:
+        """``Tensor[[DYNAMIC, 4096], DT_BF16]`` annotation form."""
+        if not isinstance(item, tuple) or len(item) not in (2, 3):
+            raise TypeError("use Tensor[[dims...], dtype] or Tensor[[dims...], dtype, name]")
+        return TensorSpec(*item)
+
+
+class Tensor(metaclass=_TensorMeta):
+    """A PyPTO tensor backed by a NumPy array (see the module docstring)."""
+
+    __slots__ = ("data", "dtype", "name", "kind", "uid", "valid", "_dynamic", "cache_policy", "__weakref__")
+
+    def __new__(cls, shape: Sequence[Any] | None = None, dtype: Any = None, name: str = "", *args: Any, **kw: Any):
+        from .machine import active_machine
+
+        if shape is not None and active_machine() is None:
+            # At definition time (an annotation) there is no machine: a spec, not storage.
+            return TensorSpec(shape, dtype, name)
+        return super().__new__(cls)
+
+    def __init__(self, shape: Sequence[Any] | None = None, dtype: Any = None, name: str = "") -> None:
+        from .machine import current_machine
+
+        if shape is None:  # internal construction through Tensor.wrap
+            return
+        machine = current_machine("Tensor")
+        dt = dtype_from_name(dtype)
+        dims = [concrete(d) if isinstance(d, SymbolicScalar) else d for d in shape]
+        if any(isinstance(d, SymbolicScalar) or not isinstance(d, (int, np.integer)) or d <= 0 for d in dims):
+            raise ShapeError(f"buffer {name!r} shape {list(shape)} must be positive compile-time ints", op="Tensor")
+        self._setup(poison(dims, dt), dt, name or f"buf{machine._uid + 1}", "buffer", machine.next_uid())
+
+    def _setup(self, data: np.ndarray, dtype: DataType, name: str, kind: str, uid: int) -> None:
+        self.data = data
+        self.dtype = dtype
+        self.name = name
+        self.kind = kind
+        self.uid = uid
+        self.valid: tuple[int, ...] | None = None
+        self._dynamic: tuple[bool, ...] = (False,) * data.ndim
+        self.cache_policy: dict[CachePolicy, bool] = {}
+
+    @classmethod
+    def wrap(
+        cls,
+        data: np.ndarray,
+        dtype: DataType,
+        *,
+        name: str = "",
+        kind: str = "tile",
+        uid: int = 0,
+        valid: Sequence[int] | None = None,
+        dynamic: Sequence[bool] | None = None,
+    ) -> "Tensor":
+        t = object.__new__(cls)
+        t._setup(data, dtype, name, kind, uid)
+        if valid is not None and tuple(valid) != data.shape:
+            t.valid = tuple(int(v) for v in valid)
+        if dynamic is not None:
+            t._dynamic = tuple(dynamic)
+        return t
+
+    # -- PyPTO surface ---------------------------------------------------------------------
+    @property
+    def shape(self) -> list[ScalarLike]:
+        """Dims as PyPTO reports them: dynamic axes of kernel arguments are symbolic."""
+        return [
+            SymbolicScalar(n, f"{self.name}.shape[{i}]") if dyn else int(n)
+            for i, (n, dyn) in enumerate(zip(self.data.shape, self._dynamic))
+        ]
+
+    @property
+    def dim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def valid_shape(self) -> list[int]:
+        return list(self.valid) if self.valid is not None else list(self.data.shape)
+
+    def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
+        if not isinstance(policy, CachePolicy):
+            raise ShapeError(f"cache policy must be a CachePolicy, got {policy!r}", op="set_cache_policy")
+        self.cache_policy[policy] = bool(value)
+
+    def get_cache_policy(self, policy: CachePolicy) -> bool:
+        return self.cache_policy.get(policy, False)
+
+    # Python operators map to the ops, as in PyPTO.
+    def __add__(self, other: Any) -> "Tensor":
+        from .ops import add
+
+        return add(self, other)
+
+    def __sub__(self, other: Any) -> "Tensor":
+        from .ops import sub
+
+        return sub(self, other)
+
+    def __mul__(self, other: Any) -> "Tensor":
+        from .ops import mul
+
+        return mul(self, other)
+
+    def __truediv__(self, other: Any) -> "Tensor":
+        from .ops import div
+
+        return div(self, other)
+
+    def __neg__(self) -> "Tensor":
+        from .ops import mul
+
+        return mul(self, -1.0)
+
+    def __bool__(self) -> bool:
+        raise ShapeError(f"tensor {self.name!r} used as a Python bool", op="bool")
+
+    def __repr__(self) -> str:
+        valid = f", valid_shape={list(self.valid)}" if self.valid is not None else ""
+        return f"Tensor({self.name!r}, {list(self.data.shape)}, {self.dtype!r}{valid})"
+
+    # -- simulator-internal helpers --------------------------------------------------------
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def cacheable(self) -> bool:
+        return not self.cache_policy.get(CachePolicy.NONE_CACHEABLE, False)
+
+    def ref(self) -> TensorRef:
+        return TensorRef(
+            uid=self.uid,
+            name=self.name,
+            kind=self.kind,
+            shape=tuple(self.data.shape),
+            dtype=self.dtype.short,
+            nbytes=int(self.data.size) * self.dtype.nbytes,
+            cacheable=self.cacheable,
+        )
