@@ -70,6 +70,8 @@ def _models_in(annotation: Any) -> list[Any]:
 def _valid_keys(kind: str, loc: tuple[Any, ...]) -> list[str] | None:
     """The keys a mapping at ``loc`` accepts, by walking the schema (None when unknown)."""
     current: list[Any] = [m.AtomCard if kind == "atom" else m.SkeletonCard]
+    if loc and loc[0] in ("atom", "skeleton"):
+        loc = loc[1:]
     for item in loc[:-1]:
         nxt: list[Any] = []
         for ann in current:
@@ -127,7 +129,8 @@ def problems_from_validation(
             else:
                 valid = _valid_keys(kind, loc)
                 hint = (f"; valid keys: {', '.join(valid)}" + did_you_mean(str(key), valid)) if valid else ""
-                text = f"{_dotted(path[:-1])}: unknown key {key!r}{hint}"
+                where_key = f"{_dotted(path[:-1])}: unknown key" if path[:-1] else "unknown top-level key"
+                text = f"{where_key} {key!r}{hint}"
             line, col = located.key_where(path)
         elif etype == "missing":
             text = f"{where}: missing required key {loc[-1]!r}"

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from .expr import ExprError, parse
-from .predicates import Predicate, PredicateError, parse_predicate
+from .predicates import TRUE, Predicate, PredicateError, parse_predicate
 
 __all__ = [
     "Card",
@@ -85,17 +85,6 @@ Operand = Union[Name, Scalar, ParamRef]
 DTypeValue = Union[DType, ParamRef]
 
 
-class DTypeCase(Strict):
-    when: When = None
-    dtype: DType
-
-
-class DTypeCases(Strict):
-    """``{cases: [{when: {quant_mode: int8_w8a8}, dtype: INT8}, {dtype: BF16}]}`` — first match wins."""
-
-    cases: list[DTypeCase] = Field(min_length=1)
-
-
 # --- parameters --------------------------------------------------------------------------------
 
 
@@ -134,11 +123,20 @@ class ParamSpec(Strict):
 Role = Literal["activation", "weight", "scale", "bias", "output", "norm_out", "norm_scale"]
 
 
+class DeclCase(Strict):
+    """A shape or dtype that applies when ``when`` holds; every matching case applies, in order."""
+
+    when: When
+    shape: Shape | None = None
+    dtype: Union[DType, list[DType], ParamRef, None] = None
+
+
 class TensorDecl(Strict):
     shape: Shape
-    dtype: Union[DType, list[DType], ParamRef, DTypeCases]
+    dtype: Union[DType, list[DType], ParamRef]
     role: Role = "activation"
-    when: When = None
+    when: When = TRUE
+    cases: list[DeclCase] = Field(default_factory=list)
     doc: str = ""
 
 
@@ -146,7 +144,7 @@ class TensorDecl(Strict):
 
 
 class _Op(Strict):
-    when: When = None
+    when: When = TRUE
     note: str = ""
 
 
@@ -248,7 +246,7 @@ class CallOp(Strict):
     bind: dict[str, Name] = Field(default_factory=dict)
     params: dict[str, Union[bool, int, float, str, ParamRef]] = Field(default_factory=dict)
     out: dict[str, Name] = Field(default_factory=dict)
-    when: When = None
+    when: When = TRUE
     note: str = ""
 
 
@@ -317,14 +315,22 @@ Op = Annotated[
 
 
 class Stage(Strict):
-    """One stage on one unit. ``hoist`` stages run once before the token loop (loop-invariant)."""
+    """One stage on one unit. ``hoist`` stages run once before the token loop (loop-invariant);
+    ``merge`` appends the ops to the stage before it (same unit and label) instead of opening one."""
 
-    label: Name
+    label: Name | None = None
     unit: Unit
     ops: list[Op] = Field(min_length=1)
-    when: When = None
+    when: When = TRUE
     hoist: bool = False
+    merge: bool = False
     doc: str = ""
+
+    @model_validator(mode="after")
+    def _labelled(self) -> "Stage":
+        if self.label is None and not self.merge:
+            raise ValueError("a stage needs a 'label' (or 'merge: true' to continue the stage before it)")
+        return self
 
 
 class UseItem(Strict):
@@ -335,7 +341,7 @@ class UseItem(Strict):
     bind: dict[str, Name] = Field(default_factory=dict)
     params: dict[str, Union[bool, int, float, str, ParamRef]] = Field(default_factory=dict)
     out: dict[str, Name] = Field(default_factory=dict)
-    when: When = None
+    when: When = TRUE
     doc: str = ""
 
 
@@ -371,7 +377,7 @@ class OptionAdvice(Strict):
     value: Any
     level: Level
     why: str
-    when: When = None  #: parameter predicate for conditional advice
+    when: When = TRUE  #: parameter predicate for conditional advice
     platforms: list[str] | None = None  #: only on these platforms (e.g. a regression elsewhere)
 
 
@@ -418,13 +424,20 @@ class Performance(Strict):
 
 class Variant(Strict):
     name: str
-    when: When = None
+    when: When = TRUE
     doc: str = ""
 
 
 class Upgrade(Strict):
     when: When
     to: str
+    reason: str
+
+
+class Refusal(Strict):
+    """A parameter combination the card refuses, with the reason shown to the user."""
+
+    when: When
     reason: str
 
 
@@ -443,9 +456,23 @@ class _CardBase(Strict):
     constraints: list[str] = Field(default_factory=list)
     performance: Performance = Field(default_factory=Performance)
     variants: list[Variant] = Field(default_factory=list)
+    refuse: list[Refusal] = Field(default_factory=list)
     numerics: str = ""
     doc: str = ""
     upstream_notes: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _output_roles(cls, data: Any) -> Any:
+        """Outputs default to role ``output`` (inputs default to ``activation``)."""
+        if isinstance(data, dict) and isinstance(data.get("outputs"), dict):
+            outputs = {}
+            for name, decl in data["outputs"].items():
+                if isinstance(decl, dict) and "role" not in decl:
+                    decl = {**decl, "role": "output"}
+                outputs[name] = decl
+            data = {**data, "outputs": outputs}
+        return data
 
 
 class AtomCard(_CardBase):
