@@ -43,10 +43,10 @@ class Catalogue:
     def card(self, card_id: str, from_card: str | None = None, path: tuple[Any, ...] = ()) -> Any:
         card = self.cards.get(card_id)
         if card is None:
-            message = f"unknown card {card_id!r}" + did_you_mean(card_id, self.cards)
+            hint = did_you_mean(card_id, self.cards)
             if from_card is not None:
-                raise FlowError("unknown-card", message, from_card, path)
-            raise PatternGenError(Problem("unknown-card", message + f"; cards: {', '.join(sorted(self.cards))}"))
+                raise FlowError("unknown-card", f"unknown card {card_id!r}{hint}", from_card, path)
+            raise PatternGenError(Problem("unknown-card", f"unknown card {card_id!r}; cards: {', '.join(sorted(self.cards))}{hint}"))
         return card
 
     def file_of(self, card_id: str) -> str:

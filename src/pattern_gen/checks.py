@@ -31,12 +31,12 @@ def param_combinations(specs: Mapping[str, m.ParamSpec], fixed: Mapping[str, Any
     for name, spec in specs.items():
         if name in fixed:
             continue
-        if spec.type == "bool":
+        values = [True, False] if spec.type == "bool" else list(spec.choices or [])
+        if values:
+            # the default first: the first combination is the default one, and a problem is
+            # reported with the combination closest to the defaults
             names.append(name)
-            choices.append([True, False])
-        elif spec.choices:
-            names.append(name)
-            choices.append(list(spec.choices))
+            choices.append([spec.default] + [v for v in values if v != spec.default])
     defaults = {n: s.default for n, s in specs.items()}
     for combo in itertools.product(*choices):
         env = dict(defaults)
@@ -50,6 +50,11 @@ def skeleton_env(card: m.SkeletonCard, atom: Any, slot_params: Mapping[str, Any]
     env = dict(slot_params)
     env.update({"atom": atom.id, "unroll": unroll, "platform": platform})
     return env
+
+
+def _yaml_word(value: Any) -> str:
+    """A value as a card spells it (``true``, not ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 # --- predicates ------------------------------------------------------------------------------------
@@ -105,8 +110,8 @@ def _predicate_problems(cat: Catalogue, card: Any, known: Mapping[str, m.ParamSp
                     problems.append(
                         Problem(
                             "bad-predicate",
-                            f"predicate compares {match.param!r} with {value!r}; valid values: {', '.join(map(str, valid))}"
-                            + did_you_mean(str(value), [str(v) for v in valid]),
+                            f"predicate compares {match.param!r} with {value!r}; valid values: {', '.join(map(_yaml_word, valid))}"
+                            + did_you_mean(_yaml_word(value), [_yaml_word(v) for v in valid]),
                             **cat.where(card.id, path),
                         )
                     )
@@ -123,12 +128,17 @@ def _check_references(cat: Catalogue, card: Any) -> list[Problem]:
             problems.append(
                 Problem("unknown-card", f"depends_on names unknown card {dep!r}" + did_you_mean(dep, cat.cards), **cat.where(card.id, ("depends_on", i)))
             )
-    for callee in cat.calls_of(card):
+    reported: set[str] = set()
+    for callee, path in _call_sites(card):
+        if callee in reported:
+            continue
         if callee not in cat.cards:
-            problems.append(Problem("unknown-card", f"calls unknown card {callee!r}" + did_you_mean(callee, cat.cards), **cat.where(card.id, ("stages",))))
+            reported.add(callee)
+            problems.append(Problem("unknown-card", f"calls unknown card {callee!r}" + did_you_mean(callee, cat.cards), **cat.where(card.id, path)))
         elif callee not in card.depends_on:
+            reported.add(callee)
             problems.append(
-                Problem("unknown-card", f"uses {callee} but does not list it in depends_on", **cat.where(card.id, ("depends_on",)))
+                Problem("unknown-card", f"uses {callee} but does not list it in depends_on", **cat.where(card.id, path))
             )
     for i, cid in enumerate(card.constraints):
         if cid not in cat.constraints:
@@ -145,6 +155,21 @@ def _check_references(cat: Catalogue, card: Any) -> list[Problem]:
     return problems
 
 
+def _call_sites(card: Any) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """Every card a card calls, splices or names as its slot default, with the YAML path."""
+    for group in ("prologue", "stages"):
+        for i, item in enumerate(getattr(card, group, [])):
+            if isinstance(item, m.UseItem):
+                yield item.use, (group, i, "use")
+            elif isinstance(item, m.Stage):
+                for j, op in enumerate(item.ops):
+                    if isinstance(op, m.CallOp):
+                        yield op.call, (group, i, "ops", j, "call")
+    if card.kind == "skeleton":
+        for name, spec in card.slots.items():
+            yield spec.default, ("slots", name, "default")
+
+
 def _check_cycles(cat: Catalogue) -> list[Problem]:
     problems: list[Problem] = []
     state: dict[str, int] = {}
@@ -152,12 +177,13 @@ def _check_cycles(cat: Catalogue) -> list[Problem]:
     def visit(cid: str, stack: list[str]) -> None:
         state[cid] = 1
         card = cat.cards[cid]
-        for dep in list(card.depends_on) + cat.calls_of(card):
+        for dep in dict.fromkeys(list(card.depends_on) + cat.calls_of(card)):
             if dep not in cat.cards:
                 continue
             if state.get(dep) == 1:
                 cycle = stack[stack.index(dep):] + [dep] if dep in stack else [cid, dep]
-                problems.append(Problem("dependency-cycle", f"dependency cycle: {' -> '.join(cycle)}", **cat.where(cid, ("depends_on",))))
+                path = ("depends_on", card.depends_on.index(dep)) if dep in card.depends_on else ("depends_on",)
+                problems.append(Problem("dependency-cycle", f"dependency cycle: {' -> '.join(cycle)}", **cat.where(cid, path)))
             elif dep not in state:
                 visit(dep, stack + [dep])
         state[cid] = 2
@@ -179,11 +205,22 @@ def _check_options(cat: Catalogue, card: Any) -> list[Problem]:
                 else:
                     validate_pass_options({advice.key: advice.value}, source="jit")
             except OptionError as exc:
-                problems.append(Problem("bad-option", f"{group}: {exc.message}", **cat.where(card.id, ("performance", group, i))))
+                field = "key" if getattr(exc, "code", None) == "unknown-option" else "value"
+                problems.append(Problem("bad-option", f"{group}: {exc.message}", **cat.where(card.id, ("performance", group, i, field))))
+    op_keys = ("combine_axis", "force_combine_axis")
     for i, advice in enumerate(perf.operation_options):
-        if advice.key not in ("combine_axis", "force_combine_axis") or not isinstance(advice.value, bool):
+        path = ("performance", "operation_options", i)
+        if advice.key not in op_keys:
             problems.append(
-                Problem("bad-option", f"operation_options: {advice.key}={advice.value!r}; valid: combine_axis/force_combine_axis (bool)", **cat.where(card.id, ("performance", "operation_options", i)))
+                Problem(
+                    "bad-option",
+                    f"operation_options: unknown key {advice.key!r}; valid keys: {', '.join(op_keys)}" + did_you_mean(advice.key, op_keys),
+                    **cat.where(card.id, path + ("key",)),
+                )
+            )
+        elif not isinstance(advice.value, bool):
+            problems.append(
+                Problem("bad-option", f"operation_options: {advice.key} takes true/false, got {advice.value!r}", **cat.where(card.id, path + ("value",)))
             )
     for i, advice in enumerate(list(perf.runtime_options) + list(perf.pass_options)):
         for p in advice.platforms or []:
@@ -280,6 +317,20 @@ def _check_skeleton(cat: Catalogue, card: m.SkeletonCard) -> list[Problem]:
                 merged = list(dict.fromkeys(list(prev.choices) + list(spec.choices)))
                 spec = spec.model_copy(update={"choices": merged})
             known[name] = spec
+    for key, value in card.slot_defaults.items():
+        where = cat.where(card.id, ("slot_defaults", key))
+        spec = known.get(key)
+        if key not in known or key in ("atom", "unroll", "platform"):
+            names = sorted(k for k in known if k not in ("atom", "unroll", "platform"))
+            problems.append(
+                Problem("unknown-param", f"slot_defaults sets {key!r}, which no atom of the slot has; parameters: {', '.join(names)}" + did_you_mean(key, names), **where)
+            )
+        elif spec is not None:
+            valid = [True, False] if spec.type == "bool" else spec.choices
+            if valid is not None and value not in valid:
+                problems.append(
+                    Problem("bad-param-value", f"slot_defaults sets {key}={value!r}; valid values: {', '.join(map(_yaml_word, valid))}" + did_you_mean(_yaml_word(value), [_yaml_word(v) for v in valid]), **where)
+                )
     problems += _predicate_problems(cat, card, known)
     if problems:
         return problems
@@ -322,6 +373,34 @@ def _check_skeleton(cat: Catalogue, card: m.SkeletonCard) -> list[Problem]:
     return problems
 
 
+def _dependencies(cat: Catalogue, card_id: str) -> set[str]:
+    """Every card ``card_id`` builds on, directly or not (cycles were ruled out before)."""
+    seen: set[str] = set()
+    todo = [card_id]
+    while todo:
+        card = cat.cards.get(todo.pop())
+        if card is None:
+            continue
+        for dep in list(card.depends_on) + cat.calls_of(card):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
+    """One problem per place and message: the same broken op seen from several cards, parameter
+    combinations and platforms is reported once (with the first context it was found in)."""
+    out: list[Problem] = []
+    seen: set[tuple[Any, ...]] = set()
+    for p in problems:
+        key = (p.code, p.file, p.line, p.col, p.message.rsplit(" (", 1)[0] if p.message.endswith(")") else p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
 def check_catalogue(cat: Catalogue) -> list[Problem]:
     """All cross-card problems of a loaded catalogue (empty list = valid)."""
     problems: list[Problem] = []
@@ -330,7 +409,16 @@ def check_catalogue(cat: Catalogue) -> list[Problem]:
         problems += _check_options(cat, card)
     problems += _check_cycles(cat)
     if problems:
-        return problems
-    for card in cat.sorted_cards():
-        problems += _check_atom(cat, card) if card.kind == "atom" else _check_skeleton(cat, card)
-    return problems
+        return _dedupe(problems)
+    broken: set[str] = set()
+    deps = {cid: _dependencies(cat, cid) for cid in cat.cards}
+    # a card after every card it builds on (a card has more dependencies than each of its own)
+    for card in sorted(cat.sorted_cards(), key=lambda c: len(deps[c.id])):
+        if deps[card.id] & broken:
+            broken.add(card.id)  # its own flow is checked once the cards it builds on are fixed
+            continue
+        found = _check_atom(cat, card) if card.kind == "atom" else _check_skeleton(cat, card)
+        if found:
+            broken.add(card.id)
+        problems += found
+    return _dedupe(problems)

@@ -226,5 +226,327 @@ def schema_cmd() -> None:
     click.echo(json.dumps(schema, indent=2, sort_keys=True))
 
 
+
+
+# --- new / generate / run / explain ---------------------------------------------------------------
+
+from .instances import RunResult, render_plan, run_instance, write_instance  # noqa: E402
+from .manifest import load_manifest, split_params, to_request  # noqa: E402
+from .naming import explain as explain_name  # noqa: E402
+from .options_plan import parse_option_arg  # noqa: E402
+from .plan import KernelPlan, Request  # noqa: E402
+from .resources import repo_root  # noqa: E402
+
+
+def _pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    problems = []
+    for text in values:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            problems.append(Problem("bad-param-value", f"{flag} {text!r}: expected NAME=VALUE"))
+            continue
+        out[key.strip()] = value.strip()
+    if problems:
+        raise PatternGenError(problems)
+    return out
+
+
+def _default_generated() -> Path:
+    root = repo_root()
+    return (root / "generated") if root is not None else Path("generated")
+
+
+def _check_out(out_dir: str) -> Path:
+    """``--out`` must stay inside the working directory and never be generate's own folder."""
+    cwd = Path.cwd().resolve()
+    target = (cwd / out_dir).resolve()
+    if target != cwd and cwd not in target.parents:
+        raise PatternGenError(
+            Problem("bad-path", f"--out {out_dir!r} resolves to {target}, outside the working directory {cwd}; use a folder inside it")
+        )
+    gen = _default_generated().resolve()
+    if target == gen or gen in target.parents:
+        raise PatternGenError(Problem("bad-path", f"--out {out_dir!r} is inside {gen}, which `pattern-gen generate` owns; use ./kernels or another folder"))
+    return target
+
+
+def _print_plan(plan: KernelPlan) -> None:
+    out.print(f"[bold]{plan.name}[/bold]")
+    requested = "+".join(plan.atoms_requested)
+    out.print(f"{plan.skeleton} {plan.skeleton_title} · slot {plan.slot} = {plan.atom} (asked: {requested}) · {plan.platform} · unroll {plan.unroll}")
+    out.print("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items()))
+    for note in plan.notes:
+        if not note.startswith(tuple(s.label + ":" for s in plan.all_stages)):
+            out.print(f"  • {escape(note)}", soft_wrap=True)
+    params = Table(title="Parameters", title_justify="left")
+    for col in ("parameter", "value", "default"):
+        params.add_column(col)
+    for k, v in plan.params.items():
+        style = "bold" if v != plan.param_defaults.get(k) else ""
+        params.add_row(k, _fmt(v), _fmt(plan.param_defaults.get(k)), style=style)
+    for stage, ps in plan.stage_params.items():
+        for k, v in ps.items():
+            params.add_row(f"{stage}.{k}", _fmt(v), "", style="bold")
+    out.print(params)
+    stages = Table(title="Stages", title_justify="left")
+    for col in ("stage", "unit", "card", "tile", "ops", "fitting"):
+        stages.add_column(col, overflow="fold")
+    for s in plan.all_stages:
+        if s.vec_tile is not None:
+            tile = f"vec {s.vec_tile}"
+        elif s.cube_tile is not None:
+            tile = f"cube m={s.cube_tile['m']} k={s.cube_tile['k']} n={s.cube_tile['n']}"
+        else:
+            tile = ""
+        label = s.label + (" (before loop)" if s.hoist else "")
+        stages.add_row(label, s.unit, s.card, tile, str(len(s.stage.ops)), "; ".join(s.fit_notes))
+    out.print(stages)
+    opts = Table(title="Options", title_justify="left")
+    for col in ("option", "value", "level"):
+        opts.add_column(col, overflow="fold")
+    for group in (plan.runtime_options, plan.pass_options, plan.operation_options):
+        for k, v in group.items():
+            opts.add_row(k, _fmt(v) if not isinstance(v, dict) else str(v), plan.option_levels.get(k, ""))
+    for name, policy in plan.cache_policy.items():
+        opts.add_row(f"{name}.set_cache_policy", policy, "")
+    out.print(opts)
+    for item in plan.left_out:
+        out.print(f"  left out: {item}", style="dim")
+
+
+def _print_run(result: RunResult) -> None:
+    table = Table(title=f"{result.name} — T={result.T}, seed={result.seed}", title_justify="left")
+    for col in ("output", "result", "wrong / allowed", "max |err|", "bad rows"):
+        table.add_column(col, overflow="fold")
+    for name, o in result.outputs.items():
+        table.add_row(
+            name,
+            "[green]pass[/green]" if o["passed"] else "[red]FAIL[/red]",
+            f"{o['wrong']} / {o['allowed']} of {o['numel']}",
+            f"{o['max_abs_error']:.3g}",
+            ", ".join(map(str, o["bad_rows"])) or "",
+        )
+    out.print(table)
+    if result.error:
+        err.print(f"[red]{escape(result.error)}[/red]")
+    if result.estimate:
+        e = result.estimate
+        util = ", ".join(f"{k} {v:.0%}" for k, v in e.get("utilization", {}).items())
+        out.print(f"estimate ({e.get('platform', '')}): {e['e2e_us']:.2f} µs end to end, {e['tasks']} tasks; utilisation {util}")
+        per = e.get("per_label_us") or {}
+        if per:
+            out.print("  per label: " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
+
+
+def _request(skeleton: str, atoms: str, params: tuple[str, ...], dims: tuple[str, ...], platform: str | None, options: tuple[str, ...], name: str | None) -> Request:
+    bare, staged = split_params(_pairs(params, "--param"))
+    opts = dict(parse_option_arg(o) for o in options)
+    return Request(
+        skeleton=skeleton,
+        atoms=tuple(a for a in atoms.split(",") if a.strip()),
+        params=bare,
+        stage_params=staged,
+        dims=_pairs(dims, "--dim"),  # type: ignore[arg-type]
+        platform=platform,
+        options=opts,
+        name=name,
+    )
+
+
+@main.command("new")
+@click.option("--skeleton", required=True, help="Skeleton card id, e.g. SK-04.")
+@click.option("--atoms", required=True, help="Atom(s) for the skeleton's slot: AT-10, AT-11 or AT-03,AT-09.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Slot parameter, or STAGE.param=value for a fixed stage.")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Model dim, e.g. K=1024.")
+@click.option("--platform", default=None, help="Platform profile (default a2a3).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
+@click.option("--out", "out_dir", default="kernels", show_default=True, help="Folder for the instance folder.")
+@click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the paths; write nothing.")
+@click.option("--force", is_flag=True, help="Overwrite generated files even if they were edited by hand.")
+@click.option("--run", "run_after", is_flag=True, help="Run the kernel against its golden in-process and print the estimate.")
+@click.pass_context
+@handle_errors
+def new_cmd(ctx, skeleton, atoms, params, dims, platform, options, out_dir, name, dry_run, force, run_after) -> None:  # noqa: ANN001
+    """Compose a skeleton with atoms and write a kernel, its golden and its test."""
+    cat = _catalogue(ctx)
+    req = _request(skeleton, atoms, params, dims, platform, options, name)
+    target = _check_out(out_dir)
+    if dry_run:
+        from .resolver import resolve
+
+        plan = resolve(cat, req)
+        _print_plan(plan)
+        files = render_plan(cat, plan)
+        for rel in sorted(files):
+            out.print(f"would write {target / plan.name / rel}")
+        return
+    plan, folder, report = write_instance(cat, req, target, force=force)
+    _print_plan(plan)
+    for p in report.written:
+        out.print(f"wrote {p}")
+    for p in report.unchanged:
+        out.print(f"unchanged {p}", style="dim")
+    if run_after:
+        from .codegen import test_values
+
+        failed = False
+        for i, T in enumerate(test_values(plan.unroll)):
+            result = run_instance(folder, T=T)
+            if i == 0 or not result.passed:
+                _print_run(result)
+            else:
+                out.print(f"T={T}: " + ("[green]pass[/green]" if result.passed else "[red]FAIL[/red]"))
+            failed = failed or not result.passed
+        if failed:
+            sys.exit(1)
+
+
+def _check_refusals(cat: Catalogue, manifest) -> list[str]:  # noqa: ANN001
+    from .resolver import resolve
+
+    failures = []
+    for entry in manifest.refused:
+        try:
+            resolve(cat, to_request(entry))
+        except PatternGenError as exc:
+            codes = {p.code for p in exc.problems}
+            if entry.expect not in codes:
+                failures.append(f"{entry.skeleton} {entry.atoms} {entry.params}: refused with {sorted(codes)}, expected {entry.expect}")
+            continue
+        failures.append(f"{entry.skeleton} {entry.atoms} {entry.params} {entry.dims}: accepted, but the manifest says it must be refused ({entry.expect})")
+    return failures
+
+
+@main.command("generate")
+@click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False), default=None, help="Manifest file (default: the catalogue's manifest.yaml).")
+@click.option("--check", is_flag=True, help="Render to memory and compare with the output folder; exit 1 on any drift.")
+@click.option("--filter", "pattern", default=None, help="Only instances whose name matches this glob.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default: generated/).")
+@click.option("--force", is_flag=True, help="Overwrite hand-edited generated files.")
+@click.pass_context
+@handle_errors
+def generate_cmd(ctx, manifest_path, check, pattern, out_dir, force) -> None:  # noqa: ANN001
+    """Generate every manifest instance into generated/ (or check that it is up to date)."""
+    import fnmatch
+    import shutil
+
+    from rich.progress import Progress
+
+    from .resolver import resolve
+    from .writer import compare_tree, content_ok, write_files
+
+    cat = _catalogue(ctx)
+    path = Path(manifest_path) if manifest_path else cat.dirs[0] / "manifest.yaml"
+    manifest = load_manifest(path)
+    root = Path(out_dir) if out_dir else _default_generated()
+    plans, problems = [], []
+    for entry in manifest.instances:
+        try:
+            plans.append(resolve(cat, to_request(entry)))
+        except PatternGenError as exc:
+            problems += [Problem(p.code, f"manifest instance {entry.skeleton} {entry.atoms} {entry.params}: {p.message}", p.file, p.line, p.col) for p in exc.problems]
+    names = [p.name for p in plans]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    problems += [Problem("manifest", f"two manifest entries make the same instance {n}; give one a 'name:'", str(path)) for n in dupes]
+    if problems:
+        raise PatternGenError(problems)
+    refusal_failures = _check_refusals(cat, manifest)
+    selected = [p for p in plans if pattern is None or fnmatch.fnmatchcase(p.name, pattern)]
+    if pattern is not None and not selected:
+        raise PatternGenError(Problem("manifest", f"--filter {pattern!r} matches none of the {len(plans)} instances"))
+    rendered = {}
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task("rendering", total=len(selected))
+        for plan in selected:
+            rendered[plan.name] = render_plan(cat, plan)
+            progress.advance(task)
+    if check:
+        drift = compare_tree(root, rendered, owned={"docs", "README.md"})
+        if pattern is not None:
+            drift.stale = []
+        lines = drift.lines() + [f"refusal: {f}" for f in refusal_failures]
+        if lines:
+            for line in lines:
+                err.print(line)
+            err.print(f"[red]{root} is out of date[/red]: run `pattern-gen generate` and commit the result.")
+            sys.exit(1)
+        out.print(f"[green]ok[/green]: {len(rendered)} instances in {root} are up to date; {len(manifest.refused)} refusals hold")
+        return
+    written = unchanged = 0
+    for name, files in rendered.items():
+        report = write_files(root / name, files, force=force)
+        written += len(report.written)
+        unchanged += len(report.unchanged)
+    removed = []
+    if pattern is None and root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.is_dir() and entry.name not in rendered and (entry / "instance.json").is_file():
+                edited = [p for p in entry.iterdir() if p.is_file() and content_ok(p.name, p.read_text(encoding="utf-8")) is not True]
+                if edited and not force:
+                    raise PatternGenError(Problem("hand-edited", f"stale instance {entry} has hand-edited or foreign files ({', '.join(p.name for p in edited)}); remove it yourself or use --force"))
+                shutil.rmtree(entry)
+                removed.append(entry.name)
+    out.print(f"{len(rendered)} instances: {written} files written, {unchanged} unchanged, {len(removed)} stale instances removed -> {root}")
+    for line in refusal_failures:
+        err.print(f"[red]refusal:[/red] {line}")
+    if refusal_failures:
+        sys.exit(1)
+
+
+@main.command("run")
+@click.argument("instance_dir", type=click.Path(file_okay=False))
+@click.option("--T", "T", type=int, default=None, help="Token count (default: the test's first T).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--profile", type=click.Path(dir_okay=False), default=None, help="Write the simulated timeline (Chrome Trace Event JSON).")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def run_cmd(instance_dir, T, seed, profile, as_json) -> None:  # noqa: ANN001
+    """Run an instance on random inputs against its golden and print the cost estimate."""
+    folder = Path(instance_dir)
+    if not folder.is_dir():
+        raise PatternGenError(Problem("bad-path", f"no such instance folder: {instance_dir}"))
+    result = run_instance(folder, T=T, seed=seed, profile=profile)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        _print_run(result)
+        if profile:
+            out.print(f"timeline written to {profile} (open it in https://ui.perfetto.dev or chrome://tracing)")
+    if not result.passed:
+        sys.exit(1)
+
+
+@main.command("explain")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@handle_errors
+def explain_cmd(ctx, name, as_json) -> None:  # noqa: ANN001
+    """Decode an instance name into its skeleton, atom, parameters, dims and stage settings."""
+    cat = _catalogue(ctx)
+    decoded = explain_name(cat, name.strip().rstrip("/").split("/")[-1])
+    if as_json:
+        click.echo(json.dumps(decoded, indent=2, default=str))
+        return
+    out.print(f"[bold]{name}[/bold]")
+    out.print(f"skeleton {decoded['skeleton']} ({cat.cards[decoded['skeleton']].title}), atom {decoded['atom']} ({cat.cards[decoded['atom']].title})")
+    table = Table(show_header=True)
+    table.add_column("axis")
+    table.add_column("value")
+    for k, v in decoded["params"].items():
+        table.add_row(k, _fmt(v))
+    for k in ("unroll", "platform"):
+        if k in decoded:
+            table.add_row(k, _fmt(decoded[k]))
+    for k, v in decoded["dims"].items():
+        table.add_row(f"dim {k}", str(v))
+    for stage, ps in decoded["stage_params"].items():
+        for k, v in ps.items():
+            table.add_row(f"{stage}.{k}", _fmt(v))
+    out.print(table)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

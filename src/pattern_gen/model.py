@@ -10,8 +10,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    Tag,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
+from .errors import did_you_mean
 from .expr import ExprError, parse
 from .predicates import TRUE, Predicate, PredicateError, parse_predicate
 
@@ -35,6 +48,10 @@ DType = Literal["BF16", "FP16", "FP32", "INT8", "INT16", "INT32", "INT64", "UINT
 Unit = Literal["V", "C"]
 Level = Literal["must", "recommended", "conditional"]
 CastModeName = Literal["NONE", "RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"]
+
+
+#: the default ``when``: always holds (written ``{}`` in the JSON Schema, as in a card)
+ALWAYS: Any = Field(TRUE, json_schema_extra={"default": {}})
 
 
 class Strict(BaseModel):
@@ -62,7 +79,30 @@ def _expr(value: Any) -> Any:
     return value
 
 
-When = Annotated[Any, BeforeValidator(_predicate)]
+_PREDICATE_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+#: JSON Schema of the ``when:`` form (``predicates.py``), for editors; the loader checks the rest
+PREDICATE_JSON_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": (
+        "Parameter predicate: {param: value}, {param: [v1, v2]} (membership), several keys (all hold), "
+        "{any: [...]}, {all: [...]}, {not: {...}}"
+    ),
+    "properties": {
+        "any": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+        "all": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+        "not": {"type": "object"},
+    },
+    "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+    "additionalProperties": {"anyOf": [_PREDICATE_SCALAR, {"type": "array", "minItems": 1, "items": _PREDICATE_SCALAR}]},
+}
+
+#: a predicate: parsed from the card's mapping, dumped (and shown in the JSON Schema) as that mapping
+When = Annotated[
+    Any,
+    BeforeValidator(_predicate),
+    PlainSerializer(lambda p: p.to_data(), return_type=Any),
+    WithJsonSchema(PREDICATE_JSON_SCHEMA),
+]
 #: A shape entry, offset or scalar: an int, a float or an expression over dims and loop names.
 ExprValue = Annotated[Union[int, float, str], BeforeValidator(_expr)]
 Shape = list[ExprValue]
@@ -92,20 +132,31 @@ class ParamSpec(Strict):
     """One instantiation parameter: its type, choices or bounds, default and meaning."""
 
     type: Literal["bool", "enum", "float", "int"]
-    default: Union[bool, int, float, str]
+    #: before ``default``, so that the default's validator sees them
     choices: list[Union[str, int]] | None = None
+    default: Union[bool, int, float, str]
     gt: float | None = None
     ge: float | None = None
     le: float | None = None
     doc: str = ""
+
+    @field_validator("default")
+    @classmethod
+    def _default_in_choices(cls, value: Any, info: ValidationInfo) -> Any:
+        """Reported at the ``default:`` line, with the closest choice."""
+        choices = info.data.get("choices")
+        if info.data.get("type") == "enum" and choices and value not in choices:
+            raise ValueError(
+                f"must be one of the choices {', '.join(map(str, choices))}; got {value!r}"
+                + did_you_mean(str(value), [str(c) for c in choices])
+            )
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> "ParamSpec":
         if self.type == "enum":
             if not self.choices:
                 raise ValueError("an enum parameter needs 'choices'")
-            if self.default not in self.choices:
-                raise ValueError(f"default {self.default!r} is not one of the choices {self.choices}")
         elif self.choices is not None and self.type != "int":
             raise ValueError(f"'choices' is only for enum and int parameters, not {self.type}")
         if self.type == "bool" and not isinstance(self.default, bool):
@@ -135,7 +186,7 @@ class TensorDecl(Strict):
     shape: Shape
     dtype: Union[DType, list[DType], ParamRef]
     role: Role = "activation"
-    when: When = TRUE
+    when: When = ALWAYS
     cases: list[DeclCase] = Field(default_factory=list)
     doc: str = ""
 
@@ -144,7 +195,7 @@ class TensorDecl(Strict):
 
 
 class _Op(Strict):
-    when: When = TRUE
+    when: When = ALWAYS
     note: str = ""
 
 
@@ -246,7 +297,7 @@ class CallOp(Strict):
     bind: dict[str, Name] = Field(default_factory=dict)
     params: dict[str, Union[bool, int, float, str, ParamRef]] = Field(default_factory=dict)
     out: dict[str, Name] = Field(default_factory=dict)
-    when: When = TRUE
+    when: When = ALWAYS
     note: str = ""
 
 
@@ -321,7 +372,7 @@ class Stage(Strict):
     label: Name | None = None
     unit: Unit
     ops: list[Op] = Field(min_length=1)
-    when: When = TRUE
+    when: When = ALWAYS
     hoist: bool = False
     merge: bool = False
     doc: str = ""
@@ -341,7 +392,7 @@ class UseItem(Strict):
     bind: dict[str, Name] = Field(default_factory=dict)
     params: dict[str, Union[bool, int, float, str, ParamRef]] = Field(default_factory=dict)
     out: dict[str, Name] = Field(default_factory=dict)
-    when: When = TRUE
+    when: When = ALWAYS
     doc: str = ""
 
 
@@ -377,7 +428,7 @@ class OptionAdvice(Strict):
     value: Any
     level: Level
     why: str
-    when: When = TRUE  #: parameter predicate for conditional advice
+    when: When = ALWAYS  #: parameter predicate for conditional advice
     platforms: list[str] | None = None  #: only on these platforms (e.g. a regression elsewhere)
 
 
@@ -424,7 +475,7 @@ class Performance(Strict):
 
 class Variant(Strict):
     name: str
-    when: When = TRUE
+    when: When = ALWAYS
     doc: str = ""
 
 

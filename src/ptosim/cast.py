@@ -36,7 +36,7 @@ import numpy as np
 from .dtypes import DataType
 from .errors import DTypeError
 
-__all__ = ["CastMode", "SaturationMode", "cast_array", "resolve_mode", "to_float32"]
+__all__ = ["CastMode", "SaturationMode", "cast_array", "resolve_mode", "to_float32", "is_exact"]
 
 
 class CastMode(enum.Enum):
@@ -104,6 +104,12 @@ def resolve_mode(src: DataType, dst: DataType, mode: CastMode) -> CastMode:
     if mode is CastMode.CAST_ODD and not (src == DataType.DT_FP32 and dst == DataType.DT_FP16):
         return default
     return mode
+
+
+def is_exact(src: DataType, dst: DataType) -> bool:
+    """True when every finite ``src`` value converts to ``dst`` without rounding (float or
+    int -> float); int/float -> int conversions are never reported exact here."""
+    return _is_exact(src, dst)
 
 
 # --------------------------------------------------------------------------- float targets

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Sequence
 
 from .errors import ShapeError
-from .machine import Machine, current_machine
+from .machine import Machine, TileState, current_machine
 from .record import LoopFrame
 from .symbolic import ScalarLike, SymbolicScalar, concrete
 
@@ -53,7 +53,11 @@ def _iterate(
 ) -> Iterator[tuple[SymbolicScalar, int]]:
     depth = len(machine.loops)
     with machine.scope("loop", name, **attrs) as scope_id:
+        entry = machine.tile
         for ordinal, (index, factor) in enumerate(schedule):
+            # PyPTO traces the body once per path, starting from the tiles in force at the loop:
+            # a tile set late in one iteration does not carry into the next.
+            machine.tiles[-1] = TileState(entry.vec, entry.cube, entry.split_k)
             machine.loops.append(LoopFrame(name, index, ordinal, factor, scope_id))
             try:
                 yield SymbolicScalar(index, idx_name), factor
@@ -102,7 +106,7 @@ def loop_unroll(
     op = "loop_unroll"
     machine = current_machine(op)
     lo, hi, st = _bounds(start, stop, step, op)
-    factors = _check_unroll_list(list(unroll_list), op)
+    factors = _check_unroll_list(unroll_list, op)
     name = name or f"loop_{len(machine.record.scopes)}"
     idx_name = idx_name or f"loop_idx_{len(machine.loops)}"
     schedule = unroll_schedule(lo, hi, st, factors)

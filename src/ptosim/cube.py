@@ -14,6 +14,7 @@ FP32 (an FP8 value times a power of two), so one FP32 GEMM gives the FP32-accumu
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from .cast import CastMode, cast_array, to_float32
 from .dtypes import DataType, dtype_from_name
 from .errors import DTypeError, PlatformError, ShapeError
+from .lazy import GemmBatch
 from .machine import Machine, current_machine
 from .ops import _result, _require_tensor, _valid_of
 from .tensor import Tensor
@@ -32,24 +34,21 @@ _INT8, _INT32, _FP32 = DataType.DT_INT8, DataType.DT_INT32, DataType.DT_FP32
 _EXTEND_KEYS = ("scale", "scale_tensor", "bias_tensor", "relu_type", "trans_mode")
 
 
-def _operand(machine: Machine, t: Tensor, trans: bool, side: str, exact64: bool) -> np.ndarray:
-    """Widened 2-D operand (transposed if asked); GM operands are widened once per call."""
-    key = (t.uid, side + ("t" if trans else "") + ("64" if exact64 else ""))
-    cached = machine.widened.get(key) if t.kind == "gm" else None
-    if cached is not None:
-        return cached
-    if exact64:
-        wide = t.data.astype(np.float64)
-    else:
-        wide = to_float32(t.data, t.dtype)
-    if trans:
-        wide = np.swapaxes(wide, -1, -2)
-    if t.kind == "gm":
-        machine.widened[key] = wide
-    return wide
+def _operand(machine: Machine, t: Tensor, trans: bool, exact64: bool) -> np.ndarray:
+    """Widened operand (FP32, or FP64 for exact INT8 products), transposed if asked.
+
+    A GM operand (a weight) is widened once per kernel call; writes to it drop the copy."""
+    key = (t.uid, t.dims, "64" if exact64 else "32")
+    wide = machine.widened.get(key) if t.kind == "gm" else None
+    if wide is None:
+        wide = t.data.astype(np.float64) if exact64 else to_float32(t.data, t.dtype)
+        if t.kind == "gm":
+            machine.widened[key] = wide
+    return np.swapaxes(wide, -1, -2) if trans else wide
 
 
 def _round_out(acc: np.ndarray, out_dtype: DataType) -> np.ndarray:
+    """The accumulator rounded once to ``out_dtype`` (INT32 accumulators are exact)."""
     if out_dtype == _INT32:
         return acc.astype(np.int64).astype(np.int32)
     if out_dtype == _FP32:
@@ -78,12 +77,18 @@ def _shapes(op: str, machine: Machine, a: Tensor, b: Tensor, a_trans: bool, b_tr
     return m, ka, n, a.dim
 
 
-def _out_valid(a: Tensor, a_trans: bool, out_shape: tuple[int, ...]) -> tuple[int, ...] | None:
-    if a.valid is None:
+def _out_valid(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool, out_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Rows valid in A and columns valid in B stay valid in the product."""
+    if a.valid is None and b.valid is None:
         return None
     rows = _valid_of(a)[-1 if a_trans else -2]
-    valid = out_shape[:-2] + (rows, out_shape[-1])
+    cols = _valid_of(b)[-2 if b_trans else -1]
+    valid = out_shape[:-2] + (rows, cols)
     return None if valid == out_shape else valid
+
+
+def _widen_param(t: Tensor) -> np.ndarray:
+    return to_float32(t.data, t.dtype)
 
 
 def matmul(
@@ -132,19 +137,30 @@ def matmul(
         raise ShapeError(
             "enable_split_k needs an FP32/INT32 output and no extend_params", code="argument", op=op, label=machine.label
         )
-    lhs = _operand(machine, a, a_trans, "a", integer)
-    rhs = _operand(machine, b, b_trans, "b", integer)
-    acc = np.matmul(lhs, rhs)
-    if dequant:
-        acc = acc.astype(np.float64) if integer else acc
-        acc = acc * (extend["scale"] if "scale" in extend else to_float32(extend["scale_tensor"].data, extend["scale_tensor"].dtype))
-    if "bias_tensor" in extend:
-        bias = extend["bias_tensor"]
-        acc = acc + to_float32(bias.data, bias.dtype)
-    if extend.get("relu_type") not in (None, "NO_RELU", 0):
-        acc = np.maximum(acc, 0)
-    out_shape = tuple(acc.shape)
-    out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, a_trans, out_shape))
+    lhs = _operand(machine, a, a_trans, integer)
+    rhs = _operand(machine, b, b_trans, integer)
+    if rank == 2 and not extend:
+        # Deferred: joins the open batch of this B operand, one GEMM for all of them (lazy.py).
+        out_shape = (m, n)
+        out = _result(machine, None, out_dt, _out_valid(a, b, a_trans, b_trans, out_shape), dims=out_shape)
+        key = ("matmul", b.uid, b.dims, b_trans, integer, out_dt)
+        batch = machine.batches.get(key)
+        if batch is None:
+            batch = GemmBatch(machine, key, rhs, functools.partial(_round_out, out_dtype=out_dt))
+            machine.batches[key] = batch
+        batch.add(lhs, out, (a.uid, b.uid))
+    else:
+        acc = np.matmul(lhs, rhs)
+        if dequant:
+            acc = acc.astype(np.float64) if integer else acc
+            scale = extend["scale"] if "scale" in extend else _widen_param(extend["scale_tensor"])
+            acc = acc * scale
+        if "bias_tensor" in extend:
+            acc = acc + _widen_param(extend["bias_tensor"])
+        if extend.get("relu_type") not in (None, "NO_RELU", 0):
+            acc = np.maximum(acc, 0)
+        out_shape = tuple(acc.shape)
+        out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, b, a_trans, b_trans, out_shape))
     batch = int(np.prod(out_shape[:-2])) if rank > 2 else 1
     machine.emit(
         op,
@@ -224,11 +240,11 @@ def scaled_mm(
     cube = check_cube_op(machine, op, a.dtype, b.dtype, _FP32, k_align=profile.scaled_mm_k_align)
     sa = _expand_scale(_require_tensor(scale_a, op, "scale_a"), m, k, scale_a_trans, "scale_a", machine)
     sb = _expand_scale(_require_tensor(scale_b, op, "scale_b"), n, k, not scale_b_trans, "scale_b", machine)
-    lhs = _operand(machine, a, a_trans, "a", False) * sa
-    rhs_nk = _operand(machine, b, not b_trans, "b", False) * sb  # [N, K]
+    lhs = _operand(machine, a, a_trans, False) * sa
+    rhs_nk = _operand(machine, b, not b_trans, False) * sb  # [N, K]
     acc = lhs @ rhs_nk.T
     out_shape = tuple(acc.shape)
-    out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, a_trans, out_shape))
+    out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, b, a_trans, b_trans, out_shape))
     machine.emit(
         op,
         "C",

@@ -60,27 +60,31 @@ class DataType(enum.Enum):
 
     @property
     def info(self) -> DTypeInfo:
-        return _INFO[self]
+        return self._i
 
     @property
     def short(self) -> str:
-        return _INFO[self].short
+        return self._i.short
 
     @property
     def np_dtype(self) -> np.dtype:
-        return _INFO[self].np_dtype
+        return self._i.np_dtype
 
     @property
     def nbytes(self) -> int:
-        return _INFO[self].nbytes
+        return self._i.nbytes
 
     @property
     def is_float(self) -> bool:
-        return _INFO[self].kind == "float"
+        return self._i.kind == "float"
 
     @property
     def is_int(self) -> bool:
-        return _INFO[self].kind in ("int", "uint")
+        return self._i.kind in ("int", "uint")
+
+    # Members are singletons: identity hashing is exact and, unlike Enum's name hash, runs in C
+    # (dtypes key the profile's tables, looked up on every op).
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:  # PyPTO prints members as DataType.DT_BF16
         return f"DataType.{self.name}"
@@ -100,6 +104,9 @@ _INFO: dict[DataType, DTypeInfo] = {
     DataType.DT_FP8E8M0: _f(ml_dtypes.float8_e8m0fnu, "FP8E8M0"),
     DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), 1, "bool"),
 }
+
+for _m, _info in _INFO.items():
+    _m._i = _info  # direct attribute: the properties above are read on every op
 
 _BY_NAME: dict[str, DataType] = {}
 for _m in DataType:

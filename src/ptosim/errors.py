@@ -13,6 +13,7 @@ and callers match on; the message wording is for people.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
@@ -63,13 +64,22 @@ ErrorCode = Literal[
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+@functools.lru_cache(maxsize=1024)
+def _outside(filename: str) -> str | None:
+    """The base name of ``filename`` if it is kernel code (not ptosim, not importlib), else None."""
+    path = os.path.abspath(filename)
+    if path.startswith(_PKG_DIR + os.sep) or "importlib" in path:
+        return None
+    return os.path.basename(path)
+
+
 def kernel_location() -> str | None:
     """``file:line`` of the innermost frame outside ptosim (the kernel line that issued the op)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PKG_DIR + os.sep) and "importlib" not in filename:
-            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        base = _outside(frame.f_code.co_filename)
+        if base is not None:
+            return f"{base}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 

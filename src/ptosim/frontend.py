@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .dtypes import DataType, dtype_of_array
-from .errors import OptionError, ShapeError, warn
+from .errors import DTypeError, OptionError, ShapeError, warn
 from .machine import Machine, default_platform, running
 from .options import no_effect_warnings, validate_pass_options, validate_runtime_options
 from .record import RunRecord
@@ -80,6 +81,30 @@ def _torch() -> Any:
         return None
 
 
+def _resolve_annotation(ann: Any, func: Callable[..., Any], def_locals: Mapping[str, Any], pname: str) -> Any:
+    """Evaluate a string annotation (``from __future__ import annotations``) the way PyPTO's parser
+    sees it: in the kernel's globals plus the locals of the scope that defined it."""
+    if not isinstance(ann, str):
+        return ann
+    closure = {}
+    if func.__closure__:
+        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+    try:
+        for _ in range(2):  # a quoted annotation under `from __future__ import annotations` is quoted twice
+            ann = eval(ann, func.__globals__, {**def_locals, **closure})  # noqa: S307 - the user's own code
+            if not isinstance(ann, str):
+                break
+        return ann
+    except Exception as exc:
+        raise ShapeError(
+            f"cannot evaluate the annotation {ann!r} of parameter {pname!r}: {exc}", code="argument", op="jit"
+        ) from None
+
+
 class JitKernel:
     """A decorated kernel; calling it runs it on ptosim."""
 
@@ -90,6 +115,7 @@ class JitKernel:
         runtime_options: Mapping[str, Any] | None,
         pass_options: Mapping[str, Any] | None,
         other_options: Mapping[str, Mapping[str, Any]],
+        def_locals: Mapping[str, Any] | None = None,
     ) -> None:
         self.func = func
         self.__name__ = func.__name__
@@ -103,7 +129,7 @@ class JitKernel:
         self.signature = inspect.signature(func)
         self.specs: dict[str, TensorSpec] = {}
         for pname, param in self.signature.parameters.items():
-            ann = param.annotation
+            ann = _resolve_annotation(param.annotation, func, def_locals or {}, pname)
             if isinstance(ann, TensorSpec):
                 self.specs[pname] = ann
         self._static: dict[tuple[str, int], int] = {}
@@ -127,6 +153,13 @@ class JitKernel:
                     f"argument {pname!r} is {dtype.short}, the kernel declares {spec.dtype.short}",
                     code="argument",
                     op="jit",
+                )
+            if not machine.profile.supports_dtype(dtype):
+                raise DTypeError(
+                    f"argument {pname!r} is {dtype.short}, which {machine.profile.name} does not support",
+                    code="dtype-unsupported",
+                    op="jit",
+                    hint=f"supported: {', '.join(sorted(d.short for d in machine.profile.dtypes))}",
                 )
             if arr.ndim != len(spec.shape):
                 raise ShapeError(
@@ -162,6 +195,7 @@ class JitKernel:
                 warn(message)
             values = self._bind(machine, args, kwargs)
             self.func(**values)
+            machine.settle_all()
         self.last_record = machine.record
         return None
 
@@ -189,8 +223,14 @@ def jit(
         "debug_options": debug_options,
     }
 
+    # The defining scope's locals resolve string annotations (they are not closure cells).
+    caller = sys._getframe(1)
+    def_locals = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
+
     def wrap(f: Callable[..., Any]) -> JitKernel:
-        kernel = JitKernel(f, runtime_options=runtime_options, pass_options=pass_options, other_options=others)
+        kernel = JitKernel(
+            f, runtime_options=runtime_options, pass_options=pass_options, other_options=others, def_locals=def_locals
+        )
         functools.update_wrapper(kernel, f, updated=())
         return kernel
 

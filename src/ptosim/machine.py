@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .errors import PtoSimError
+from .errors import PtoSimError, kernel_location
 from .platform import Profile, load_platform
 from .record import LoopFrame, OpRecord, RunRecord, TensorRef
 
@@ -61,8 +61,16 @@ class Machine:
     loops: list[LoopFrame] = field(default_factory=list)
     tiles: list[TileState] = field(default_factory=lambda: [TileState()])
     operation_options: dict[str, Any] = field(default_factory=lambda: {"combine_axis": False})
-    #: widened copies of read-only GM operands, made once per call (SPEC §4.6)
-    widened: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
+    #: vec tile checks that passed in this call: (tile, kind, shapes, dtypes) -> effective tile
+    vec_checks: dict[tuple, tuple[int, ...]] = field(default_factory=dict)
+    #: widened copies of GM matmul operands, made once per call (SPEC §4.6); key (uid, dims, form)
+    widened: dict[tuple[int, tuple[int, ...], str], np.ndarray] = field(default_factory=dict)
+    #: open matmul batches (``lazy.GemmBatch``) by B operand and output form
+    batches: dict[tuple, Any] = field(default_factory=dict)
+    #: tensors with deferred ``assemble`` writes, by uid
+    pending_targets: dict[int, Any] = field(default_factory=dict)
+    #: uids shared by several Tensor objects (in-place reshape): writes to them are never deferred
+    aliased: set[int] = field(default_factory=set)
     _uid: int = 0
     _scope_ids: list[int] = field(default_factory=list)
 
@@ -106,10 +114,27 @@ class Machine:
                 tile=tile,
                 cube_tile=cube_tile,
                 flops=flops,
-                where=where,
+                where=where if where is not None else kernel_location(),
                 attrs=attrs,
             )
         )
+
+    # -- deferred work (see lazy.py) ---------------------------------------------------------
+    def before_write(self, uid: int) -> None:
+        """Settle every open matmul batch that may alias tensor ``uid``'s storage, and drop its
+        widened copies, before that storage changes."""
+        for batch in [b for b in self.batches.values() if uid in b.reads]:
+            batch.settle()
+        self.drop_widened(uid)
+
+    def drop_widened(self, uid: int) -> None:
+        for key in [k for k in self.widened if k[0] == uid]:
+            del self.widened[key]
+
+    def settle_all(self) -> None:
+        """Apply every deferred write (the kernel's outputs are complete afterwards)."""
+        for target in list(self.pending_targets.values()):
+            target.data  # noqa: B018 - reading settles the pending writes
 
     # -- scopes ----------------------------------------------------------------------------
     @contextlib.contextmanager

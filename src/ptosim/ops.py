@@ -3,20 +3,23 @@
 Numerics (SPEC §4.2): each op runs over all of its tiles in one NumPy call. Floating-point ops are
 computed in FP32 (BF16/FP16/FP8 operands widen exactly) and rounded once, ties-to-even, to the
 result dtype; integer ops are computed in int64 and wrap to the result width like the hardware.
-sqrt/rsqrt/div/exp use NumPy's FP32 functions (the hardware's approximations are not published).
+sqrt and div use NumPy's FP32 functions (IEEE, correctly rounded); exp and rsqrt are evaluated in
+float64 and rounded once to FP32, since NumPy's FP32 exp is off by up to 1.4 ulp and depends on the
+CPU's SIMD path, and 1/sqrt in FP32 rounds twice (the hardware's approximations are not published).
 Every op checks the platform's dtype rules and the vec tile in force, then records itself.
 """
 
 from __future__ import annotations
 
-from collections import deque
+import heapq
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .cast import CastMode, SaturationMode, cast_array, to_float32
+from .cast import CastMode, SaturationMode, cast_array, is_exact, to_float32
 from .dtypes import DataType, dtype_from_name
 from .errors import DTypeError, ShapeError
+from .lazy import GemmBatch, PendingWrites
 from .machine import Machine, current_machine
 from .platform import OpKind
 from .symbolic import SymbolicScalar, concrete
@@ -64,8 +67,16 @@ def store(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values.astype(dtype.np_dtype)  # two's-complement wrap, as the hardware's int ALU
 
 
-def _result(machine: Machine, data: np.ndarray, dtype: DataType, valid: tuple[int, ...] | None) -> Tensor:
-    return Tensor.wrap(data, dtype, name=f"t{machine._uid + 1}", kind="tile", uid=machine.next_uid(), valid=valid)
+def _result(
+    machine: Machine,
+    data: np.ndarray | None,
+    dtype: DataType,
+    valid: tuple[int, ...] | None,
+    dims: tuple[int, ...] | None = None,
+) -> Tensor:
+    """A new tile result (``data=None`` with ``dims``: a deferred one, see lazy.py)."""
+    uid = machine.next_uid()
+    return Tensor.wrap(data, dtype, name=f"t{uid}", kind="tile", uid=uid, valid=valid, dims=dims)
 
 
 def _valid_of(t: Tensor) -> tuple[int, ...]:
@@ -174,7 +185,7 @@ def _binary(op: str, input: Any, other: Any, fn: Callable[[np.ndarray, Any], np.
     tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype])
     scalar = np.float32(other) if a.dtype.is_float else np.int64(other)
     out = _result(machine, store(fn(compute_view(a), scalar), a.dtype), a.dtype, a.valid)
-    _record(machine, op, [a], out, tile, int(a.data.size), scalar=float(other))
+    _record(machine, op, [a], out, tile, a.size, scalar=float(other))
     return out
 
 
@@ -209,7 +220,7 @@ def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray], floats_o
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         values = fn(compute_view(a))
     out = _result(machine, store(values, a.dtype), a.dtype, a.valid)
-    _record(machine, op, [a], out, tile, int(a.data.size))
+    _record(machine, op, [a], out, tile, a.size)
     return out
 
 
@@ -217,8 +228,13 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyPTO name
     return _unary("abs", input, np.abs)
 
 
+def _via_float64(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """``fn`` evaluated in float64 and rounded once to FP32: reproducible on every CPU."""
+    return lambda x: fn(x.astype(np.float64)).astype(np.float32)
+
+
 def exp(input: Tensor, precision_type: Any = None) -> Tensor:
-    return _unary("exp", input, np.exp)
+    return _unary("exp", input, _via_float64(np.exp))
 
 
 def sqrt(input: Tensor, precision_type: Any = None) -> Tensor:
@@ -226,7 +242,7 @@ def sqrt(input: Tensor, precision_type: Any = None) -> Tensor:
 
 
 def rsqrt(input: Tensor, precision_type: Any = None) -> Tensor:
-    return _unary("rsqrt", input, lambda x: np.float32(1.0) / np.sqrt(x))
+    return _unary("rsqrt", input, _via_float64(lambda x: 1.0 / np.sqrt(x)))
 
 
 # --- reductions ------------------------------------------------------------------------------
@@ -257,7 +273,7 @@ def _reduce(op: str, input: Any, dim: int, keepdim: bool, fn: Callable[..., np.n
         if valid is not None:
             del valid[axis]
     out = _result(machine, out_data, a.dtype, tuple(valid) if valid is not None else None)
-    _record(machine, op, [a], out, tile, int(a.data.size), dim=axis)
+    _record(machine, op, [a], out, tile, a.size, dim=axis)
     return out
 
 
@@ -272,19 +288,34 @@ def amax(input: Tensor, dim: int, keepdim: bool = False) -> Tensor:
 # --- cast --------------------------------------------------------------------------------------
 
 
+def _lossless(src: DataType, dst: DataType) -> bool:
+    """True when every value of ``src`` survives the conversion to ``dst``."""
+    if src.is_int and dst.is_int:
+        si, di = np.iinfo(src.np_dtype), np.iinfo(dst.np_dtype)
+        return di.min <= si.min and si.max <= di.max
+    return is_exact(src, dst)
+
+
 def cast_route(machine: Machine, src: DataType, dst: DataType) -> list[DataType] | None:
-    """Shortest chain of direct conversions src -> ... -> dst on the platform (for the hint)."""
+    """The chain of direct conversions src -> ... -> dst on the platform that loses the least
+    (fewest lossy steps, then fewest steps), e.g. BF16 -> FP32 -> FP16 rather than via INT32."""
     casts = machine.profile.casts
-    seen = {src: [src]}
-    queue = deque([src])
-    while queue:
-        cur = queue.popleft()
-        for nxt in sorted(casts.get(cur, ()), key=lambda d: d.value):
-            if nxt not in seen:
-                seen[nxt] = seen[cur] + [nxt]
-                if nxt == dst:
-                    return seen[nxt]
-                queue.append(nxt)
+    best: dict[DataType, tuple[int, int]] = {src: (0, 0)}
+    heap: list[tuple[int, int, int, list[DataType]]] = [(0, 0, src.value, [src])]
+    while heap:
+        lossy, steps, _, path = heapq.heappop(heap)
+        cur = path[-1]
+        if cur == dst:
+            return path
+        if best.get(cur, (lossy, steps)) < (lossy, steps):
+            continue
+        for nxt in casts.get(cur, ()):
+            if nxt == cur or nxt in path:
+                continue
+            cost = (lossy + (not _lossless(cur, nxt)), steps + 1)
+            if cost < best.get(nxt, (1 << 30, 0)):
+                best[nxt] = cost
+                heapq.heappush(heap, (*cost, nxt.value, path + [nxt]))
     return None
 
 
@@ -321,7 +352,7 @@ def cast(
         )
     tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype, dst])
     out = _result(machine, cast_array(a.data, a.dtype, dst, mode, satmode), dst, a.valid)
-    _record(machine, op, [a], out, tile, int(a.data.size), to=dst.short, mode=mode.name, satmode=satmode.name)
+    _record(machine, op, [a], out, tile, a.size, to=dst.short, mode=mode.name, satmode=satmode.name)
     return out
 
 
@@ -383,7 +414,13 @@ def full(shape: Sequence[int], value: float | int, dtype: DataType | str, *, val
     return out
 
 
-def zeros(shape: Sequence[int], *, dtype: DataType | str, valid_shape: Sequence[Any] | None = None) -> Tensor:
+def zeros(
+    *size: int | Sequence[int],
+    dtype: DataType | str = DataType.DT_FP32,
+    valid_shape: Sequence[Any] | None = None,
+) -> Tensor:
+    """``zeros([4, 128], dtype=...)`` or ``zeros(4, 128, dtype=...)`` as in PyPTO 0.2.0."""
+    shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
     return full(shape, 0, dtype, valid_shape=valid_shape)
 
 
@@ -486,10 +523,25 @@ def assemble(input: Any, offsets: Any, out: Tensor | None = None, parallel: bool
                     label=machine.label,
                     constraint="C-DATA-02",
                 )
-        target.data[tuple(slice(oi, oi + v) for oi, v in zip(o, valid))] = src.data[tuple(slice(0, v) for v in valid)]
-        machine.widened.pop((target.uid, "a"), None)
-        machine.widened.pop((target.uid, "b"), None)
+        _write(machine, target, tuple(slice(oi, oi + v) for oi, v in zip(o, valid)), src, tuple(slice(0, v) for v in valid))
         machine.emit(op, "S", [src.ref()], target.ref(), offsets=o, parallel=bool(parallel))
+
+
+def _write(machine: Machine, target: Tensor, dst: tuple[slice, ...], src: Tensor, src_idx: tuple[slice, ...]) -> None:
+    """``target[dst] = src[src_idx]``; deferred while ``src`` is a deferred matmul result (lazy.py)."""
+    if isinstance(target._lazy, GemmBatch):  # the target itself is a deferred result: settle it
+        target.data  # noqa: B018
+    if src._lazy is not None and target.uid not in machine.aliased:
+        pending = target._lazy
+        if pending is None:
+            pending = target._lazy = PendingWrites(machine)
+            machine.pending_targets[target.uid] = target
+        pending.writes.append((dst, src, src_idx))
+        machine.drop_widened(target.uid)
+        return
+    storage = target.data  # settles earlier deferred writes, in order
+    machine.before_write(target.uid)
+    storage[dst] = src.data[src_idx]
 
 
 def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] | None = None, inplace: bool = False) -> Tensor:
@@ -501,11 +553,11 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
         if dims.count(-1) > 1:
             raise ShapeError("at most one -1 in a reshape", op=op)
         known = int(np.prod([d for d in dims if d != -1]))
-        dims[dims.index(-1)] = src.data.size // max(known, 1)
+        dims[dims.index(-1)] = src.size // max(known, 1)
     dims_t = _static_shape(dims, op)
-    if int(np.prod(dims_t)) != src.data.size:
+    if int(np.prod(dims_t)) != src.size:
         raise ShapeError(
-            f"cannot reshape {list(src.dims)} ({src.data.size} elements) to {list(dims_t)}",
+            f"cannot reshape {list(src.dims)} ({src.size} elements) to {list(dims_t)}",
             code="shape-mismatch",
             op=op,
             label=machine.label,
@@ -525,6 +577,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
     data = src.data.reshape(dims_t)
     if inplace:
         src_kind, name, uid = src.kind, src.name, src.uid
+        machine.aliased.add(uid)  # two Tensor objects now share this storage
     else:
         src_kind, name, uid = "tile", f"t{machine._uid + 1}", machine.next_uid()
     out = Tensor.wrap(data, src.dtype, name=name, kind=src_kind, uid=uid, valid=valid)

@@ -4,16 +4,22 @@ PyPTO traces a kernel once and runs the loop on the AICPU, so a loop index is a 
 without a Python value at trace time. ptosim runs the kernel eagerly and knows the value, but it
 refuses everything PyPTO refuses, so a kernel that passes here also traces there:
 Python ``if``/``bool`` (C-SYM-04, C-LOOP-03), ``range(sym)`` (C-SYM-06), list indexing (C-SYM-03),
-``**`` (C-SYM-01), ``%`` (C-SYM-02), builtin ``min``/``max`` (C-SYM-05: use ``.min``/``.max``).
-Arithmetic (+, -, *, //) yields new symbolic scalars; comparisons yield symbolic booleans that
-cannot be used as a Python bool.
+``**`` (C-SYM-01), ``int()`` (C-SYM-07), float operands, builtin ``min``/``max`` (C-SYM-05: use
+``.min``/``.max``). Arithmetic (+, -, *, //, /, %) yields new symbolic scalars; comparisons yield
+symbolic booleans that cannot be used as a Python bool.
+
+PyPTO 0.2.0 (probed) accepts ``%`` and ``/`` on symbolic scalars, both symbolic; its ``/`` is
+floor division (``SymbolicScalar(6) / 4`` is 1). ptosim follows that, and warns on ``%`` because
+the catalogue discourages it (C-SYM-02).
 """
 
 from __future__ import annotations
 
 from typing import Union
 
-from .errors import SymbolicError
+import numpy as np
+
+from .errors import SymbolicError, warn
 
 __all__ = ["SymbolicScalar", "ScalarLike", "concrete", "is_symbolic"]
 
@@ -48,6 +54,22 @@ class SymbolicScalar:
         return self._wrap(self._value * concrete(other), f"{self.name}*{_name(other)}")
 
     __rmul__ = __mul__
+
+    # PyPTO's `/` on symbolic scalars is integer floor division (probed on 0.2.0: S(6) / 4 == 1).
+    def __truediv__(self, other: ScalarLike) -> "SymbolicScalar":
+        return self._wrap(self._value // concrete(other), f"({self.name}/{_name(other)})")
+
+    def __rtruediv__(self, other: ScalarLike) -> "SymbolicScalar":
+        return self._wrap(concrete(other) // self._value, f"({_name(other)}/{self.name})")
+
+    # Accepted by PyPTO 0.2.0, discouraged by the catalogue (C-SYM-02): allowed with a warning.
+    def __mod__(self, other: ScalarLike) -> "SymbolicScalar":
+        _warn_mod(self.name)
+        return self._wrap(self._value % concrete(other), f"({self.name}%{_name(other)})")
+
+    def __rmod__(self, other: ScalarLike) -> "SymbolicScalar":
+        _warn_mod(self.name)
+        return self._wrap(concrete(other) % self._value, f"({_name(other)}%{self.name})")
 
     def __floordiv__(self, other: ScalarLike) -> "SymbolicScalar":
         return self._wrap(self._value // concrete(other), f"{self.name}//{_name(other)}")
@@ -118,18 +140,6 @@ class SymbolicScalar:
 
     __rpow__ = __pow__
 
-    def __mod__(self, other: object) -> "SymbolicScalar":
-        raise SymbolicError(
-            f"`%` on symbolic scalar {self.name}", constraint="C-SYM-02", hint="use x - (x // n) * n"
-        )
-
-    __rmod__ = __mod__
-
-    def __truediv__(self, other: object) -> "SymbolicScalar":
-        raise SymbolicError(f"`/` on symbolic scalar {self.name}", constraint="C-SYM-01", hint="use `//`")
-
-    __rtruediv__ = __truediv__
-
     def __repr__(self) -> str:
         return f"SymbolicScalar({self.name}={self._value})"
 
@@ -160,15 +170,25 @@ class SymbolicBool:
 
 
 def concrete(value: ScalarLike) -> int:
-    """The integer value of an int or symbolic scalar (simulator-internal)."""
+    """The integer value of an int or symbolic scalar (simulator-internal).
+
+    Floats are refused rather than truncated: PyPTO's symbolic arithmetic has no float operands
+    (``i + 0.5`` fails on 0.2.0), and a float offset or extent is a kernel bug."""
     if isinstance(value, SymbolicScalar):
         return value._value
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         raise SymbolicError(f"bool {value!r} used as an integer scalar")
-    try:
-        return int(value)  # numpy ints
-    except (TypeError, ValueError):
-        raise SymbolicError(f"expected an int or symbolic scalar, got {value!r}") from None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    raise SymbolicError(
+        f"expected an int or symbolic scalar, got {type(value).__name__} {value!r}",
+        hint="symbolic scalars combine with ints only",
+    )
+
+
+def _warn_mod(name: str) -> None:
+    warn(f"`%` on symbolic scalar {name}: accepted by PyPTO 0.2.0 but discouraged (C-SYM-02); "
+         "prefer x - (x // n) * n or a loop over whole blocks")
 
 
 def is_symbolic(value: object) -> bool:

@@ -13,6 +13,7 @@ NaN (integers: the dtype's max), so reading a buffer before writing it shows up 
 from __future__ import annotations
 
 import enum
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -80,7 +81,10 @@ class _TensorMeta(type):
 class Tensor(metaclass=_TensorMeta):
     """A PyPTO tensor backed by a NumPy array (see the module docstring)."""
 
-    __slots__ = ("data", "dtype", "name", "kind", "uid", "valid", "_dynamic", "cache_policy", "__weakref__")
+    __slots__ = (
+        "_data", "_lazy", "dims", "dtype", "name", "kind", "uid", "valid", "_dynamic", "cache_policy", "_ref",
+        "__weakref__",
+    )
 
     def __new__(cls, shape: Sequence[Any] | None = None, dtype: Any = None, name: str = "", *args: Any, **kw: Any):
         from .machine import active_machine
@@ -102,20 +106,26 @@ class Tensor(metaclass=_TensorMeta):
             raise ShapeError(f"buffer {name!r} shape {list(shape)} must be positive compile-time ints", op="Tensor")
         self._setup(poison(dims, dt), dt, name or f"buf{machine._uid + 1}", "buffer", machine.next_uid())
 
-    def _setup(self, data: np.ndarray, dtype: DataType, name: str, kind: str, uid: int) -> None:
-        self.data = data
+    def _setup(self, data: np.ndarray | None, dtype: DataType, name: str, kind: str, uid: int,
+               dims: tuple[int, ...] | None = None) -> None:
+        self._data = data
+        #: a deferred computation (``lazy.Deferred``) that fills or updates ``_data`` when read
+        self._lazy: Any = None
+        #: the tensor's extents, known before a deferred result is computed
+        self.dims: tuple[int, ...] = tuple(data.shape) if data is not None else tuple(dims or ())
         self.dtype = dtype
         self.name = name
         self.kind = kind
         self.uid = uid
         self.valid: tuple[int, ...] | None = None
-        self._dynamic: tuple[bool, ...] = (False,) * data.ndim
+        self._dynamic: tuple[bool, ...] = (False,) * len(self.dims)
         self.cache_policy: dict[CachePolicy, bool] = {}
+        self._ref: TensorRef | None = None
 
     @classmethod
     def wrap(
         cls,
-        data: np.ndarray,
+        data: np.ndarray | None,
         dtype: DataType,
         *,
         name: str = "",
@@ -123,14 +133,23 @@ class Tensor(metaclass=_TensorMeta):
         uid: int = 0,
         valid: Sequence[int] | None = None,
         dynamic: Sequence[bool] | None = None,
+        dims: Sequence[int] | None = None,
     ) -> "Tensor":
+        """Wrap ``data`` without copying; ``data=None`` with ``dims`` makes a deferred result."""
         t = object.__new__(cls)
-        t._setup(data, dtype, name, kind, uid)
-        if valid is not None and tuple(valid) != data.shape:
+        t._setup(data, dtype, name, kind, uid, None if dims is None else tuple(int(d) for d in dims))
+        if valid is not None and tuple(valid) != t.dims:
             t.valid = tuple(int(v) for v in valid)
         if dynamic is not None:
             t._dynamic = tuple(dynamic)
         return t
+
+    @property
+    def data(self) -> np.ndarray:
+        """The values in storage dtype; a deferred result or pending write is settled first."""
+        if self._lazy is not None:
+            self._lazy.settle(self)
+        return self._data
 
     # -- PyPTO surface ---------------------------------------------------------------------
     @property
@@ -138,21 +157,22 @@ class Tensor(metaclass=_TensorMeta):
         """Dims as PyPTO reports them: dynamic axes of kernel arguments are symbolic."""
         return [
             SymbolicScalar(n, f"{self.name}.shape[{i}]") if dyn else int(n)
-            for i, (n, dyn) in enumerate(zip(self.data.shape, self._dynamic))
+            for i, (n, dyn) in enumerate(zip(self.dims, self._dynamic))
         ]
 
     @property
     def dim(self) -> int:
-        return self.data.ndim
+        return len(self.dims)
 
     @property
     def valid_shape(self) -> list[int]:
-        return list(self.valid) if self.valid is not None else list(self.data.shape)
+        return list(self.valid) if self.valid is not None else list(self.dims)
 
     def set_cache_policy(self, policy: CachePolicy, value: bool) -> None:
         if not isinstance(policy, CachePolicy):
             raise ShapeError(f"cache policy must be a CachePolicy, got {policy!r}", op="set_cache_policy")
         self.cache_policy[policy] = bool(value)
+        self._ref = None
 
     def get_cache_policy(self, policy: CachePolicy) -> bool:
         return self.cache_policy.get(policy, False)
@@ -188,24 +208,28 @@ class Tensor(metaclass=_TensorMeta):
 
     def __repr__(self) -> str:
         valid = f", valid_shape={list(self.valid)}" if self.valid is not None else ""
-        return f"Tensor({self.name!r}, {list(self.data.shape)}, {self.dtype!r}{valid})"
+        return f"Tensor({self.name!r}, {list(self.dims)}, {self.dtype!r}{valid})"
 
     # -- simulator-internal helpers --------------------------------------------------------
     @property
-    def dims(self) -> tuple[int, ...]:
-        return self.data.shape
+    def size(self) -> int:
+        return math.prod(self.dims)
 
     @property
     def cacheable(self) -> bool:
         return not self.cache_policy.get(CachePolicy.NONE_CACHEABLE, False)
 
     def ref(self) -> TensorRef:
-        return TensorRef(
+        """The record's view of this tensor (made once: ops record their operands every time)."""
+        if self._ref is not None:
+            return self._ref
+        self._ref = TensorRef(
             uid=self.uid,
             name=self.name,
             kind=self.kind,
-            shape=tuple(self.data.shape),
+            shape=self.dims,
             dtype=self.dtype.short,
-            nbytes=int(self.data.size) * self.dtype.nbytes,
+            nbytes=self.size * self.dtype.nbytes,
             cacheable=self.cacheable,
         )
+        return self._ref

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["compare", "CompareResult", "TOLERANCES", "tolerance_for", "assert_compare"]
+__all__ = ["compare", "compare_rows", "CompareResult", "TOLERANCES", "tolerance_for", "assert_compare"]
 
 #: (atol, rtol, max_error_ratio) per output dtype; INT8 is exact.
 TOLERANCES: dict[str, tuple[float, float, float]] = {
@@ -107,12 +107,15 @@ def compare(
         return CompareResult(
             name, False, numel, int(bad.sum()), allowed, float("inf"), f"{int(bad.sum())} NaN/Inf values, first at {idx}"
         )
-    err = np.abs(o - r)
-    wrong_mask = err > atol + rtol * np.abs(r)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(o - r)
+        # `not <=` rather than `>`: a NaN/Inf in the reference makes the element wrong, not right
+        wrong_mask = ~(err <= atol + rtol * np.abs(r))
     wrong = int(wrong_mask.sum())
     worst: list[tuple[tuple[int, ...], float, float]] = []
     if wrong:
-        flat = np.argsort(np.where(wrong_mask, err, -1.0), axis=None)[::-1][:show]
+        key = np.where(wrong_mask, np.nan_to_num(err, nan=np.inf), -1.0)
+        flat = np.argsort(key, axis=None, kind="stable")[::-1][: min(show, wrong)]  # wrong ones only
         for f in flat:
             i = np.unravel_index(int(f), ref.shape)
             worst.append((tuple(int(v) for v in i), float(o[i]), float(r[i])))
@@ -125,3 +128,35 @@ def assert_compare(out: np.ndarray, ref: np.ndarray, *args: Any, **kwargs: Any) 
     if not result.passed:
         raise AssertionError(str(result))
     return result
+
+
+def compare_rows(
+    out: np.ndarray,
+    ref: np.ndarray,
+    atol: float | None = None,
+    rtol: float | None = None,
+    max_error_ratio: float | None = None,
+    *,
+    axis: int = 0,
+) -> list[int]:
+    """Indices along ``axis`` (the token axis) whose slice fails the rule on its own.
+
+    A row may hold at most ``max(1, round(4 * ratio * row_numel))`` wrong elements (none when the
+    ratio is 0): four times the global density, so natural rounding noise passes while a broken
+    row (a dropped tail, a skipped iteration) cannot hide under the global allowance.
+    """
+    out = np.moveaxis(np.asarray(out), axis, 0)
+    ref = np.moveaxis(np.asarray(ref), axis, 0)
+    d_atol, d_rtol, d_ratio = tolerance_for(ref.dtype)
+    atol = d_atol if atol is None else atol
+    rtol = d_rtol if rtol is None else rtol
+    ratio = d_ratio if max_error_ratio is None else max_error_ratio
+    if out.shape != ref.shape or ref.ndim == 0:
+        return list(range(ref.shape[0] if ref.ndim else 1))
+    o = _as_f64(out).reshape(ref.shape[0], -1)
+    r = _as_f64(ref).reshape(ref.shape[0], -1)
+    with np.errstate(invalid="ignore"):
+        wrong = ~np.isfinite(o) | (np.abs(o - r) > atol + rtol * np.abs(r))
+    row_numel = r.shape[1]
+    allowed = max(1, int(round(4 * ratio * row_numel))) if ratio > 0 else 0
+    return [int(i) for i in np.nonzero(wrong.sum(axis=1) > allowed)[0]]

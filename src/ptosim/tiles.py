@@ -152,6 +152,10 @@ def check_vec_op(
             hint="call set_vec_tile_shapes(...) before the stage",
         )
     over = tuple(tile_shape if tile_shape is not None else out_shape)
+    key = (tile, kind, tuple(out_shape), over, tuple(dtypes))
+    passed = machine.vec_checks.get(key)
+    if passed is not None:  # the same op shape under the same tile passed before in this call
+        return passed
     rank = max(len(out_shape), len(over))
     if len(tile) < rank:
         raise TileShapeError(
@@ -198,6 +202,7 @@ def check_vec_op(
                 constraint="C-TILE-03",
                 hint="shrink the rows of the vec tile; never split the reduction axis",
             )
+    machine.vec_checks[key] = eff
     return eff
 
 

@@ -354,7 +354,6 @@ def test_pg_upper_bound_accepted_with_warning_through_set_options():
     assert len(record) == 1
 
 
-@pytest.mark.xfail(strict=False, reason="errors.warn passes stacklevel one frame short (level - 1)")
 def test_legacy_warning_points_at_the_caller():
     with pytest.warns(PtoSimWarning) as record:
         validate_pass_options({"pg_upper_bound": 8192}, source="set_options")

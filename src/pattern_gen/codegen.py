@@ -1,0 +1,254 @@
+"""Rendering: a KernelPlan -> the files of its instance folder (pure: no disk writes here).
+
+The kernel body is emitted op by op from the plan's typed stages; the templates only place
+already-rendered strings (STYLE: templates hold holes, not logic). The golden module inlines the
+hand-written per-atom references (``templates/golden/atoms.py``) and the skeleton's hand-written
+composition (``templates/golden/<SK>.py``) — never ptosim, never the card flow.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+
+from .errors import PatternGenError, Problem
+from .expr import render as render_expr
+from .flow import COp, ScalarArg, Var
+from .plan import KernelPlan, StagePlan
+from .resources import templates_dir
+from ptosim.dtypes import dtype_from_name
+from ptosim.testing import tolerance_for as _np_tolerance
+
+__all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
+
+_MACRO = {
+    "add": "binary",
+    "sub": "binary",
+    "mul": "binary",
+    "div": "binary",
+    "abs": "unary",
+    "sqrt": "unary",
+    "rsqrt": "unary",
+    "exp": "unary",
+    "sum": "reduce",
+    "amax": "reduce",
+}
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def module_id(name: str) -> str:
+    """A Python identifier made from an instance name."""
+    return re.sub(r"\W", "_", name)
+
+
+def kernel_function_name(plan: KernelPlan) -> str:
+    return f"{plan.skeleton.replace('-', '').lower()}_{plan.atom.replace('-', '').lower()}_kernel"
+
+
+def _shape(values: Any) -> str:
+    return "[" + ", ".join(render_expr(v) for v in values) + "]"
+
+
+def _scalar(arg: Any) -> str:
+    if isinstance(arg, Var):
+        return arg.name
+    if isinstance(arg, ScalarArg):
+        text = render_expr(arg.expr, float_div=True)
+        if arg.param:
+            return text
+        try:
+            float(text)
+        except ValueError:
+            return text
+        return repr(float(text)) if "." not in text and "e" not in text else text
+    return str(arg)
+
+
+def _op_context(op: COp) -> dict[str, Any]:
+    ctx: dict[str, Any] = {
+        "kind": op.op,
+        "macro": _MACRO.get(op.op, op.op),
+        "out": op.out,
+        "args": [_scalar(a) for a in op.args],
+        "note": op.note,
+    }
+    a = op.attrs
+    if op.op == "cast":
+        ctx.update(to=a["to"], mode="" if a["mode"] == "NONE" else a["mode"], sat=a["sat"])
+    elif op.op in ("sum", "amax"):
+        ctx.update(dim=a["dim"], keepdim=a["keepdim"])
+    elif op.op == "full":
+        ctx.update(shape=_shape(a["shape"]), dtype=a["dtype"])
+    elif op.op == "matmul":
+        ctx.update(out_dtype=a["out_dtype"], a_trans=a["a_trans"], b_trans=a["b_trans"])
+    elif op.op == "scaled_mm":
+        ctx.update(out_dtype=a["out_dtype"], b_trans=a["b_trans"], scale_b_trans=a["scale_b_trans"])
+    elif op.op == "view":
+        ctx.update(shape=_shape(a["shape"]), offsets=_shape(a["offsets"]), valid_shape=_shape(a["valid_shape"]) if a["valid_shape"] else "")
+    elif op.op == "assemble":
+        ctx.update(offsets=_shape(a["offsets"]))
+    elif op.op == "reshape":
+        ctx.update(shape=_shape(a["shape"]), inplace=a["inplace"])
+    elif op.op == "buffer":
+        ctx.update(shape=_shape(a["shape"]), dtype=a["dtype"], name=a["name"])
+    return ctx
+
+
+def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]:
+    if stage.vec_tile is not None:
+        tile_call = f"pypto.set_vec_tile_shapes({', '.join(map(str, stage.vec_tile))})"
+    elif stage.cube_tile is not None:
+        c = stage.cube_tile
+        tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])})"
+    else:
+        tile_call = None
+    comment = f"{stage.title} ({files.get(stage.card, stage.card)})"
+    return {
+        "label": stage.label,
+        "unit": stage.unit,
+        "comment": comment,
+        "tile_call": tile_call,
+        "ops": [_op_context(op) for op in stage.stage.ops],
+    }
+
+
+def _py(value: Any) -> str:
+    """Python literal for an option value (dicts keep their int keys)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_py(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def _signature(plan: KernelPlan) -> list[str]:
+    out = []
+    for t in plan.inputs + plan.outputs:
+        dims = ["pypto.DYNAMIC" if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)]
+        out.append(f"{t.name}: pypto.Tensor[[{', '.join(dims)}], pypto.DT_{t.dtype}]")
+    return out
+
+
+def _output_shape(t: Any, token: str) -> str:
+    parts = [token if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def test_values(unroll: int) -> list[int]:
+    """T values of the golden test: a multiple of the factor, a tail (u+1), 3 and 1."""
+    return sorted({2 * unroll, unroll + 1, 3, 1}, reverse=True)
+
+
+def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str, Any]:
+    loop = plan.loop
+    token_input = next(t for t in plan.inputs if t.token_axis is not None)
+    return {
+        "name": plan.name,
+        "skeleton": plan.skeleton,
+        "skeleton_title": plan.skeleton_title,
+        "atom": plan.atom,
+        "platform": plan.platform,
+        "unroll": plan.unroll,
+        "cards": ", ".join(plan.cards_used),
+        "notes": [n for n in plan.notes if not n.startswith(tuple(s.label + ":" for s in plan.all_stages))],
+        "dims": list(plan.dims.items()),
+        "input_names": _py([t.name for t in plan.inputs]),
+        "output_names": _py([t.name for t in plan.outputs]),
+        "runtime_options": _py(plan.runtime_options),
+        "pass_options": _py(plan.pass_options),
+        "operation_options": ", ".join(f"{k}={v!r}" for k, v in plan.operation_options.items()),
+        "cache_lines": [f"{name}.set_cache_policy(pypto.CachePolicy.{policy}, True)" for name, policy in plan.cache_policy.items()],
+        "function": kernel_function_name(plan),
+        "signature": _signature(plan),
+        "prologue": [_stage_context(s, card_files) for s in plan.prologue],
+        "stages": [_stage_context(s, card_files) for s in plan.stages],
+        "token": "T",
+        "token_source": token_input.name,
+        "token_axis": token_input.token_axis,
+        "index": loop["index"],
+        "factor": loop["factor"],
+        "loop_name": loop["name"],
+        "submit": loop["submit_before_loop"],
+        "outputs": [{"name": t.name, "shape": _output_shape(t, "T"), "dtype": t.dtype} for t in plan.outputs],
+    }
+
+
+def tolerance_for(dtype: str) -> tuple[float, float, float]:
+    """(atol, rtol, max_error_ratio) of an output dtype — ptosim.testing's table, one source."""
+    return _np_tolerance(dtype_from_name(dtype).np_dtype)
+
+
+def _golden_source(plan: KernelPlan) -> tuple[str, str]:
+    base = templates_dir() / "golden"
+    composition = base / f"{plan.skeleton}.py"
+    if not composition.is_file():
+        raise PatternGenError(
+            Problem(
+                "instance",
+                f"no golden reference for {plan.skeleton}: write the hand-written composition {composition} "
+                "(goldens never re-read the card flow)",
+            )
+        )
+    return _strip_header((base / "atoms.py").read_text(encoding="utf-8")), _strip_header(composition.read_text(encoding="utf-8"))
+
+
+def _strip_header(text: str) -> str:
+    """Drop a reference file's module docstring and imports (the golden template has its own)."""
+    lines = text.splitlines()
+    i = 0
+    if lines and lines[0].startswith('"""'):
+        i = 1 if lines[0].count('"""') >= 2 else next(j for j in range(1, len(lines)) if '"""' in lines[j]) + 1
+    body = [l for l in lines[i:] if not (l.startswith("import ") or l.startswith("from "))]
+    return "\n".join(body).strip() + "\n"
+
+
+def render_instance(plan: KernelPlan, version: str, card_files: Mapping[str, str]) -> dict[str, str]:
+    """``{relative path: content}`` of one instance folder (content without the hash header)."""
+    env = _env()
+    kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
+    atoms_src, composition_src = _golden_source(plan)
+    params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
+    tolerances = {t.name: list(tolerance_for(t.dtype)) for t in plan.outputs}
+    golden = env.get_template("golden.py.j2").render(
+        g={
+            "name": plan.name,
+            "skeleton": plan.skeleton,
+            "params": _py(params),
+            "stage_params": _py(plan.stage_params),
+            "dims": _py(plan.dims),
+            "atoms_source": atoms_src,
+            "composition_source": composition_src,
+        }
+    )
+    test = env.get_template("test.py.j2").render(
+        t={
+            "name": plan.name,
+            "module_id": module_id(plan.name),
+            "t_values": test_values(plan.unroll),
+            "tolerances": _py(tolerances),
+            "command": plan.request.command(),
+        }
+    )
+    data = plan.to_json(version)
+    data["tolerances"] = tolerances
+    data["test_T"] = test_values(plan.unroll)
+    return {
+        "kernel.py": kernel,
+        "golden.py": golden,
+        f"test_{module_id(plan.name)}.py": test,
+        "instance.json": json.dumps(data, indent=2, sort_keys=False) + "\n",
+    }

@@ -1,0 +1,104 @@
+"""The manifest (``patterns/manifest.yaml``): the instances CI generates, and the requests that
+must be refused. Entries use the CLI's vocabulary: ``atoms`` ("AT-10" or "AT-03,AT-09"),
+``params`` (``SLOT.param`` keys for fixed stages), ``dims``, ``platform``, ``options``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import PatternGenError, Problem
+from .loader import problems_from_validation
+from .plan import Request
+from .yamlsrc import load_located
+
+__all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "split_params"]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skeleton: str
+    atoms: str | list[str]
+    params: dict[str, Any] = Field(default_factory=dict)
+    dims: dict[str, int] = Field(default_factory=dict)
+    platform: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = None
+    why: str = ""
+
+
+class ManifestEntry(_Entry):
+    pass
+
+
+class RefusedEntry(_Entry):
+    expect: str  #: the error code the refusal must carry
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instances: list[ManifestEntry]
+    refused: list[RefusedEntry] = Field(default_factory=list)
+
+
+def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Bare parameters (the slot) and ``STAGE.param`` ones (fixed stages)."""
+    bare: dict[str, Any] = {}
+    staged: dict[str, dict[str, Any]] = {}
+    for key, value in params.items():
+        if "." in key:
+            stage, _, name = key.partition(".")
+            staged.setdefault(stage, {})[name] = value
+        else:
+            bare[key] = value
+    return bare, staged
+
+
+def to_request(entry: _Entry) -> Request:
+    atoms = entry.atoms.split(",") if isinstance(entry.atoms, str) else list(entry.atoms)
+    bare, staged = split_params(entry.params)
+    return Request(
+        skeleton=entry.skeleton,
+        atoms=tuple(a.strip() for a in atoms),
+        params=bare,
+        stage_params=staged,
+        dims=dict(entry.dims),
+        platform=entry.platform,
+        options=dict(entry.options),
+        name=entry.name,
+    )
+
+
+def load_manifest(path: Path) -> Manifest:
+    if not path.is_file():
+        raise PatternGenError(Problem("manifest", f"no manifest at {path}", str(path)))
+    located = load_located(path.read_text(encoding="utf-8"), str(path))
+    try:
+        return Manifest.model_validate(located.data)
+    except ValidationError as exc:
+        problems = [Problem("manifest", p.message, p.file, p.line, p.col) for p in problems_from_validation(exc, located, "manifest")]
+        raise PatternGenError(problems) from None
+
+
+@dataclass(frozen=True)
+class Selected:
+    kept: list[ManifestEntry]
+    culled: list[tuple[ManifestEntry, str]]
+
+
+def select(entries: list[ManifestEntry], pattern: str | None, names: Mapping[int, str]) -> Selected:
+    """Entries whose instance name matches the glob (``--filter``), with the reason for each cull."""
+    kept, culled = [], []
+    for i, entry in enumerate(entries):
+        if pattern is None or fnmatch.fnmatchcase(names[i], pattern):
+            kept.append(entry)
+        else:
+            culled.append((entry, f"{names[i]} does not match --filter {pattern!r}"))
+    return Selected(kept, culled)

@@ -1,0 +1,35 @@
+"""SK-03 Linear Projection (Norm -> MatMul): the hand-written composition of the golden.
+
+y = norm_linear(x) per token; inputs as upstream. Uses PARAMS / DIMS set by the golden module.
+"""
+
+
+@lru_cache(maxsize=4)
+def _weights(seed):
+    p, K, N = PARAMS, DIMS["K"], DIMS["N"]
+    rng = np.random.default_rng([seed, 0])
+    weights = {}
+    if p["has_gamma"]:
+        weights["gamma"] = uniform(rng, (K,), -1.0, 1.0)
+    w, w_scale = make_weight(rng, N, K, layout=p["weight_layout"], quant_mode=p["quant_mode"])
+    weights["weight"] = w
+    if w_scale is not None:
+        weights["weight_scale"] = w_scale
+    if p["has_bias"]:
+        weights["bias"] = uniform(rng, (N,), -0.1, 0.1)
+    return weights
+
+
+def make_inputs(T: int, seed: int = 0) -> dict:
+    """x ~ U(-1, 1) [T, K] BF16; gamma ~ U(-1, 1); weight ~ U(-0.1, 0.1) (quantised per quant_mode)."""
+    rng = np.random.default_rng([seed, 1, T])
+    return {"x": uniform(rng, (T, DIMS["K"]), -1.0, 1.0), **_weights(seed)}
+
+
+def golden(inputs: Mapping[str, np.ndarray]) -> dict:
+    p = PARAMS
+    r = norm_linear(inputs["x"], p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"))
+    out = {"y": r["y"]}
+    if p["output_rstd"]:
+        out["rstd"] = r["rstd"]
+    return out

@@ -1,0 +1,55 @@
+"""SK-04 Multi-Stage Fused Prolog (DeepSeek-V4 MLA prolog): the hand-written composition.
+
+q path: q_a = x @ wq_a -> norm_linear (RMSNorm * gamma_cq -> qr; qr @ wq_b) -> per-head RMSNorm
+(no gamma) -> q; kv path: kv = RMSNorm(x @ wkv) * gamma_ckv. Fixed stages honour STAGE_PARAMS.
+"""
+
+
+def _stage(name, key, default):
+    return STAGE_PARAMS.get(name, {}).get(key, default)
+
+
+@lru_cache(maxsize=4)
+def _weights(seed):
+    p, d = PARAMS, DIMS
+    rng = np.random.default_rng([seed, 0])
+    weights = {}
+    weights["wq_a"], _ = make_weight(rng, d["Q"], d["H"], layout=_stage("q_a_proj", "weight_layout", "kn"))
+    if p["has_gamma"]:
+        weights["gamma_cq"] = uniform(rng, (d["Q"],), -1.0, 1.0)
+    wq_b, wq_b_scale = make_weight(rng, d["NH"] * d["D"], d["Q"], layout=p["weight_layout"], quant_mode=p["quant_mode"])
+    weights["wq_b"] = wq_b
+    if wq_b_scale is not None:
+        weights["wq_b_scale"] = wq_b_scale
+    if p["has_bias"]:
+        weights["bias"] = uniform(rng, (d["NH"] * d["D"],), -0.1, 0.1)
+    weights["wkv"], _ = make_weight(rng, d["DKV"], d["H"], layout=_stage("kv_proj", "weight_layout", "kn"))
+    if _stage("kv_norm", "has_gamma", True):
+        weights["gamma_ckv"] = uniform(rng, (d["DKV"],), -1.0, 1.0)
+    return weights
+
+
+def make_inputs(T: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng([seed, 1, T])
+    return {"x": uniform(rng, (T, DIMS["H"]), -1.0, 1.0), **_weights(seed)}
+
+
+def golden(inputs: Mapping[str, np.ndarray]) -> dict:
+    p, d = PARAMS, DIMS
+    x = inputs["x"]
+    T = x.shape[0]
+    q_a, _, _ = linear(x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"))
+    r = norm_linear(q_a, p, inputs.get("gamma_cq"), inputs["wq_b"], inputs.get("wq_b_scale"), inputs.get("bias"))
+    out = {"qr": r["h"]}
+    if p["atom"] == "AT-11":
+        out["qr_scale"] = r["h_scale"]
+    if p["output_rstd"]:
+        out["qr_rstd"] = r["rstd"]
+    q_rows = np.asarray(r["y"]).reshape(T * d["NH"], d["D"])
+    q_normed, _ = rmsnorm(q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt"))
+    out["q"] = store(q_normed, "BF16").reshape(T, d["NH"], d["D"])
+    kv_a, _, _ = linear(x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"))
+    gamma_ckv = inputs.get("gamma_ckv") if _stage("kv_norm", "has_gamma", True) else None
+    kv, _ = rmsnorm(kv_a, gamma_ckv, eps=_stage("kv_norm", "eps", 1e-6), mode=_stage("kv_norm", "rsqrt_mode", "rsqrt"))
+    out["kv"] = store(kv, "BF16")
+    return out

@@ -1,0 +1,57 @@
+"""SK-05 Fused Pre-Attn, phase 1 (Qwen3): the hand-written composition of the golden.
+
+x_add = x + residual (FP32; residual_out is its BF16 rounding) -> norm_linear (QKV) -> split ->
+per-head RMSNorm of q (q_gamma) and k (k_gamma); v passes through.
+"""
+
+
+def _stage(name, key, default):
+    return STAGE_PARAMS.get(name, {}).get(key, default)
+
+
+@lru_cache(maxsize=4)
+def _weights(seed):
+    p, d = PARAMS, DIMS
+    rng = np.random.default_rng([seed, 0])
+    qkv = (d["NQ"] + 2 * d["NKV"]) * d["D"]
+    weights = {}
+    if p["has_gamma"]:
+        weights["gamma"] = uniform(rng, (d["H"],), -1.0, 1.0)
+    w, w_scale = make_weight(rng, qkv, d["H"], layout=p["weight_layout"], quant_mode=p["quant_mode"])
+    weights["weight"] = w
+    if w_scale is not None:
+        weights["weight_scale"] = w_scale
+    if p["has_bias"]:
+        weights["bias"] = uniform(rng, (qkv,), -0.1, 0.1)
+    if _stage("q_norm", "has_gamma", True):
+        weights["q_gamma"] = uniform(rng, (d["D"],), -1.0, 1.0)
+    if _stage("k_norm", "has_gamma", True):
+        weights["k_gamma"] = uniform(rng, (d["D"],), -1.0, 1.0)
+    return weights
+
+
+def make_inputs(T: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng([seed, 1, T])
+    x = uniform(rng, (T, DIMS["H"]), -1.0, 1.0)
+    residual = uniform(rng, (T, DIMS["H"]), -1.0, 1.0)
+    return {"x": x, "residual": residual, **_weights(seed)}
+
+
+def golden(inputs: Mapping[str, np.ndarray]) -> dict:
+    p, d = PARAMS, DIMS
+    T = inputs["x"].shape[0]
+    x_add = f32(inputs["x"]) + f32(inputs["residual"])
+    out = {"residual_out": store(x_add, "BF16")}
+    r = norm_linear(x_add, p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"))
+    if p["output_rstd"]:
+        out["rstd"] = r["rstd"]
+    qkv = np.asarray(r["y"])
+    nq, nkv, D = d["NQ"] * d["D"], d["NKV"] * d["D"], d["D"]
+    q_gamma = inputs.get("q_gamma") if _stage("q_norm", "has_gamma", True) else None
+    k_gamma = inputs.get("k_gamma") if _stage("k_norm", "has_gamma", True) else None
+    q, _ = rmsnorm(qkv[:, :nq].reshape(T * d["NQ"], D), q_gamma, eps=_stage("q_norm", "eps", 1e-6), mode=_stage("q_norm", "rsqrt_mode", "rsqrt"))
+    k, _ = rmsnorm(qkv[:, nq:nq + nkv].reshape(T * d["NKV"], D), k_gamma, eps=_stage("k_norm", "eps", 1e-6), mode=_stage("k_norm", "rsqrt_mode", "rsqrt"))
+    out["q"] = store(q, "BF16").reshape(T, d["NQ"], D)
+    out["k"] = store(k, "BF16").reshape(T, d["NKV"], D)
+    out["v"] = store(f32(qkv[:, nq + nkv:]), "BF16").reshape(T, d["NKV"], D)
+    return out

@@ -1,0 +1,188 @@
+"""Per-atom NumPy + ml_dtypes references — hand-written, independent of ptosim and of the cards.
+
+Each function implements one atom's numerics contract (the ``numerics`` text of its card): FP32
+vector math in the card's documented order, the Cube as exact products accumulated in FP32 (here:
+float64, then one rounding to FP32) and one rounding to the output dtype, INT8 as exact integer
+products. pattern-gen inlines this file into every instance's ``golden.py``.
+"""
+
+import ml_dtypes
+import numpy as np
+
+BF16 = ml_dtypes.bfloat16
+FP8E4M3 = ml_dtypes.float8_e4m3fn
+E8M0 = ml_dtypes.float8_e8m0fnu
+STORAGE = {"BF16": BF16, "FP16": np.float16, "FP32": np.float32, "INT8": np.int8, "FP8E4M3": FP8E4M3}
+
+
+def f32(a):
+    return np.asarray(a).astype(np.float32)
+
+
+def store(a, dtype):
+    """One rounding of FP32 values to a storage dtype (round to nearest, ties to even)."""
+    return np.asarray(a, np.float32).astype(STORAGE[dtype])
+
+
+# AT-03 RMSNorm -------------------------------------------------------------------------------------
+
+
+def rmsnorm(x, gamma=None, *, eps, mode="rsqrt", beta=None):
+    """AT-03 in FP32 in the card's order: sum(x*x) over the last axis, * (1/D), + eps; variant A
+    takes rsqrt (one rounding of 1/sqrt), variant B sqrt then 1/std (two roundings); then
+    y = x * rstd [* gamma] [+ beta]. Returns (y, rstd), both FP32."""
+    xf = f32(x)
+    d = xf.shape[-1]
+    ss = np.sum(xf * xf, axis=-1, keepdims=True, dtype=np.float32)
+    var = ss * np.float32(1.0 / d) + np.float32(eps)
+    if mode == "rsqrt":
+        rstd = (1.0 / np.sqrt(var.astype(np.float64))).astype(np.float32)
+    else:
+        rstd = np.float32(1.0) / np.sqrt(var)
+    y = xf * rstd
+    if gamma is not None:
+        y = y * f32(gamma).reshape(1, d)
+    if beta is not None:
+        y = y + f32(beta).reshape(1, d)
+    return y.astype(np.float32), rstd.astype(np.float32)
+
+
+# AT-05 / AT-06 per-token INT8 quant and dequant ----------------------------------------------------
+
+
+def quant_int8(x):
+    """AT-05: per row, q = rint(x * (127 / max|x|)) saturated to INT8 (ties to even); the dequant
+    scale is 1 / (127 / max|x|). An all-zero row gives q = 0 and scale 0."""
+    xf = f32(x)
+    amax = np.max(np.abs(xf), axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qscale = np.float32(127.0) / amax
+        q = np.rint(xf * qscale)
+        scale = np.float32(1.0) / qscale
+    q = np.clip(np.nan_to_num(q, nan=0.0), -128, 127).astype(np.int8)
+    return q, scale.astype(np.float32)
+
+
+def dequant(acc, scale_a, scale_b):
+    """AT-06: FP32(acc) * scale_a [M, 1], then * scale_b [N] — in that order, in FP32."""
+    return (f32(acc) * f32(scale_a)) * f32(scale_b).reshape(1, -1)
+
+
+def quant_weight_int8(w, channel_axis):
+    """Symmetric per-channel INT8 weights (offline): scale = max|w| / 127 per output channel."""
+    wf = f32(w)
+    reduce_axis = 1 - channel_axis
+    amax = np.max(np.abs(wf), axis=reduce_axis, keepdims=True)
+    scale = (amax / np.float32(127.0)).astype(np.float32)
+    q = np.clip(np.rint(wf / scale), -127, 127).astype(np.int8)
+    return q, scale.reshape(-1)
+
+
+# OCP MX (MXFP8, E4M3 elements, E8M0 block scales) ---------------------------------------------------
+
+
+MX_BLOCK = 32
+_E4M3_EMAX = 8
+_LIFT = np.float32(2.0**-119)  # an all-zero block gets X = 2^-127, the smallest E8M0 value
+
+
+def mx_quantize(x):
+    """OCP MX v1.0 along the last axis: per block of 32, X = 2^(floor(log2(max|v| + 2^-119)) - 8)
+    (E8M0; emax of E4M3 is 8); elements v / X clipped to +-448, rounded to nearest even.
+    Returns (elements E4M3 [M, K], scales E8M0 [M, K/32])."""
+    xf = f32(x)
+    m, k = xf.shape
+    blocks = xf.reshape(m, k // MX_BLOCK, MX_BLOCK)
+    amax = np.max(np.abs(blocks), axis=-1, keepdims=True) + _LIFT
+    _, exponent = np.frexp(amax)  # amax = f * 2^e with f in [0.5, 1): floor(log2 amax) = e - 1
+    scale = np.ldexp(np.float32(1.0), exponent - 1 - _E4M3_EMAX).astype(np.float32)
+    q = np.clip(blocks / scale, -448.0, 448.0).astype(FP8E4M3)
+    return q.reshape(m, k), scale.reshape(m, k // MX_BLOCK).astype(E8M0)
+
+
+def mx_dequantize(q, scale):
+    """Elements times their block scale, exactly, in float64."""
+    qf = np.asarray(q).astype(np.float64)
+    s = np.repeat(np.asarray(scale).astype(np.float64), MX_BLOCK, axis=1)
+    return qf * s
+
+
+# AT-09 linear projection -----------------------------------------------------------------------------
+
+
+def matmul_acc(a, w, layout):
+    """Exact products accumulated (float64), rounded once to FP32 — the Cube's FP32 accumulator.
+    ``layout`` nk: w is [N, K]; kn: w is [K, N]."""
+    a64 = np.asarray(a).astype(np.float64)
+    w64 = np.asarray(w).astype(np.float64)
+    acc = a64 @ (w64.T if layout == "nk" else w64)
+    return acc.astype(np.float32)
+
+
+def matmul_int8(a_q, w_q, layout):
+    """INT8 x INT8 -> INT32, exact (float64 holds every partial sum while 127^2 * K < 2^53)."""
+    a64 = a_q.astype(np.float64)
+    w64 = w_q.astype(np.float64)
+    return (a64 @ (w64.T if layout == "nk" else w64)).astype(np.int64).astype(np.int32)
+
+
+def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_scale=None, bias=None):
+    """AT-09: returns (y, x_q, x_scale); x_q/x_scale only for int8_w8a8.
+
+    none: matmul of the BF16 activation, rounded once to out_dtype (FP32 first when a bias follows);
+    int8_w8a8: AT-05 on x, INT32 product, AT-06 with the per-channel weight scale;
+    mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32."""
+    x_q = x_scale = None
+    if quant_mode == "int8_w8a8":
+        x_q, x_scale = quant_int8(x)
+        acc = dequant(matmul_int8(x_q, weight, layout), x_scale, weight_scale)
+    elif quant_mode == "mxfp8":
+        xq, xs = mx_quantize(x)
+        a = mx_dequantize(xq, xs)
+        w = mx_dequantize(weight, weight_scale)  # weight [N, K] with scales [N, K/32]
+        acc = (a @ w.T).astype(np.float32)
+    else:
+        acc = matmul_acc(x, weight, layout)
+    if bias is not None:
+        acc = acc + f32(bias).reshape(1, -1)
+    return store(acc, out_dtype), x_q, x_scale
+
+
+# AT-10 / AT-11 fused RMSNorm + linear ------------------------------------------------------------------
+
+
+def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None):
+    """AT-10 (h = BF16 norm output) or AT-11 (h = INT8 per-token quantised norm output).
+    Returns a dict with y, h, h_scale (AT-11) and rstd."""
+    normed, rstd = rmsnorm(x, gamma if p["has_gamma"] else None, eps=p["eps"], mode=p["rsqrt_mode"])
+    out = {"rstd": rstd}
+    bias = bias if p["has_bias"] else None
+    if p["atom"] == "AT-11":
+        y, h, h_scale = linear(normed, weight, layout=p["weight_layout"], quant_mode="int8_w8a8",
+                               out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias)
+        out.update(y=y, h=h, h_scale=h_scale)
+    else:
+        h = store(normed, "BF16")
+        y, _, _ = linear(h, weight, layout=p["weight_layout"], quant_mode=p["quant_mode"],
+                         out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias)
+        out.update(y=y, h=h)
+    return out
+
+
+# Inputs as upstream: activations U(-1, 1), weights U(-0.1, 0.1), gammas U(-1, 1) ----------------------
+
+
+def uniform(rng, shape, low, high, dtype="BF16"):
+    return store(rng.uniform(low, high, size=shape).astype(np.float32), dtype)
+
+
+def make_weight(rng, n, k, *, layout, quant_mode="none"):
+    """A projection weight [N, K] (nk) or [K, N] (kn) and its scale for the quantised modes."""
+    w = rng.uniform(-0.1, 0.1, size=(n, k)).astype(np.float32)
+    if quant_mode == "mxfp8":
+        return mx_quantize(w)  # MX needs K contiguous: [N, K] with [N, K/32] scales
+    if layout == "kn":
+        w = np.ascontiguousarray(w.T)
+    if quant_mode == "int8_w8a8":
+        return quant_weight_int8(w, channel_axis=0 if layout == "nk" else 1)
+    return store(w, "BF16"), None

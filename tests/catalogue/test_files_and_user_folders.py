@@ -1,0 +1,177 @@
+"""``validate CARD.yaml`` checks a card in the context of the shipped catalogue (an explicit file
+replaces the card with the same id); ``--catalogue DIR`` / ``PATTERN_GEN_CATALOGUE`` add a folder of
+the user's own cards, whose ids must be new."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from pattern_gen.catalogue import load_catalogue
+from pattern_gen.checks import check_catalogue
+
+AT10 = "atoms/AT-10-norm-linear.yaml"
+
+
+def _copy(shipped: Path, rel: str, dest: Path, replace: tuple[str, str] | None = None) -> Path:
+    text = (shipped / rel).read_text(encoding="utf-8")
+    if replace is not None:
+        assert replace[0] in text, f"{replace[0]!r} not in {rel}: the shipped card changed"
+        text = text.replace(replace[0], replace[1], 1)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(text, encoding="utf-8")
+    return dest
+
+
+# --- single card files ------------------------------------------------------------------------------
+
+
+def test_unchanged_copy_of_a_card_validates(cli, shipped, tmp_path):
+    card = _copy(shipped, AT10, tmp_path / "AT-10-mine.yaml")
+    run = cli("validate", str(card))
+    assert run.exit_code == 0, run.stderr
+
+
+def test_explicit_file_replaces_the_card_with_the_same_id(shipped, tmp_path):
+    card = _copy(shipped, AT10, tmp_path / "AT-10-mine.yaml", ("title: RMSNorm + Linear (Fused)", "title: My AT-10"))
+    cat = load_catalogue(files=[card])
+    assert cat.file_of("AT-10") == str(card)
+    assert cat.cards["AT-10"].title == "My AT-10"
+    assert len(cat.cards) == 9
+    assert check_catalogue(cat) == []
+
+
+def test_edited_copy_is_checked_in_context(cli, shipped, tmp_path):
+    """A flow mismatch in the copy is reported against the copy, not the shipped card."""
+    card = _copy(shipped, AT10, tmp_path / "AT-10-mine.yaml", ("flow: [V, C]", "flow: [C]"))
+    run = cli("validate", str(card))
+    run.assert_bad_input()
+    assert run.codes() == ["flow-mismatch"], run.stderr
+    assert run.problems[0][0].startswith(f"{card}:9:")
+
+
+def test_edited_copy_breaking_a_skeleton_is_reported(cli, shipped, tmp_path):
+    """With other tags, AT-10 no longer fits the skeletons' slot: the checks see the copy."""
+    card = _copy(shipped, AT10, tmp_path / "AT-10-mine.yaml", ("tags: [norm-linear-fused]", "tags: [norm]"))
+    run = cli("validate", str(card))
+    run.assert_bad_input()
+    assert "slot-mismatch" in run.codes(), run.stderr
+
+
+def test_edited_copy_with_a_schema_error(cli, shipped, tmp_path):
+    card = _copy(shipped, AT10, tmp_path / "AT-10-mine.yaml", ("examples: [", "exampels: ["))
+    run = cli("validate", str(card))
+    run.assert_bad_input()
+    assert run.codes() == ["card-schema"]
+    assert run.problems[0][0].startswith(f"{card}:") and "did you mean 'examples'" in run.problems[0][0]
+
+
+def test_two_files_at_once(cli, shipped, tmp_path):
+    a = _copy(shipped, AT10, tmp_path / "AT-10-mine.yaml", ("flow: [V, C]", "flow: [V]"))
+    b = _copy(shipped, "atoms/AT-05-int8-quant.yaml", tmp_path / "AT-05-mine.yaml", ("tags: [quant]", "tags: [quant"))
+    run = cli("validate", str(a), str(b))
+    run.assert_bad_input()
+    # the YAML error stops the run before the cross-card checks; it names the second file
+    assert run.codes() == ["yaml-syntax"]
+    assert run.problems[0][0].startswith(f"{b}:")
+
+
+def test_new_card_file_validated_in_context(cli, shipped, tmp_path):
+    card = _copy(shipped, "atoms/AT-05-int8-quant.yaml", tmp_path / "AT-21-my-quant.yaml", ("id: AT-05", "id: AT-21"))
+    run = cli("validate", str(card))
+    assert run.exit_code == 0, run.stderr
+    assert "7 atoms" in run.stdout
+
+
+def test_card_file_with_a_name_that_does_not_match_its_id(cli, shipped, tmp_path):
+    card = _copy(shipped, AT10, tmp_path / "my-card.yaml")
+    run = cli("validate", str(card))
+    run.assert_bad_input()
+    assert run.codes() == ["card-id"]
+    assert run.problems[0][0].startswith(f"{card}:1:")
+
+
+def test_missing_card_file(cli, tmp_path):
+    run = cli("validate", str(tmp_path / "AT-10-nope.yaml"))
+    run.assert_bad_input()
+    assert run.codes() == ["bad-path"]
+
+
+# --- user folders ---------------------------------------------------------------------------------------
+
+
+def _user_card(shipped: Path, folder: Path) -> Path:
+    return _copy(shipped, "atoms/AT-05-int8-quant.yaml", folder / "AT-20-my-quant.yaml", ("id: AT-05", "id: AT-20"))
+
+
+def test_user_folder_card_is_listed_and_shown(cli, shipped, tmp_path):
+    user = tmp_path / "mine"
+    _user_card(shipped, user)
+    run = cli("--catalogue", str(user), "list", "--json")
+    assert run.exit_code == 0, run.stderr
+    ids = [r["id"] for r in json.loads(run.stdout)]
+    assert "AT-20" in ids and len(ids) == 10
+    run = cli("--catalogue", str(user), "show", "AT-20", "--json")
+    assert run.exit_code == 0, run.stderr
+    assert json.loads(run.stdout)["file"] == str(user / "AT-20-my-quant.yaml")
+    run = cli("--catalogue", str(user), "validate")
+    assert run.exit_code == 0, run.stderr
+    assert "7 atoms" in run.stdout
+
+
+def test_user_folder_from_the_environment(cli, shipped, tmp_path):
+    user = tmp_path / "mine"
+    _user_card(shipped, user)
+    run = cli("list", "--json", "--kind", "atom", env={"PATTERN_GEN_CATALOGUE": str(user)})
+    assert run.exit_code == 0, run.stderr
+    assert "AT-20" in [r["id"] for r in json.loads(run.stdout)]
+
+
+def test_user_folders_from_the_environment_are_pathsep_separated(shipped, tmp_path, monkeypatch):
+    one, two = tmp_path / "one", tmp_path / "two"
+    _user_card(shipped, one)
+    _copy(shipped, "atoms/AT-06-int8-dequant.yaml", two / "AT-22-my-dequant.yaml", ("id: AT-06", "id: AT-22"))
+    monkeypatch.setenv("PATTERN_GEN_CATALOGUE", os.pathsep.join([str(one), str(two)]))
+    cat = load_catalogue()
+    assert {"AT-20", "AT-22"} <= set(cat.cards)
+
+
+def test_user_folder_with_atoms_subfolder(cli, shipped, tmp_path):
+    user = tmp_path / "mine"
+    _user_card(shipped, user / "atoms")
+    run = cli("--catalogue", str(user), "list", "--json")
+    assert run.exit_code == 0, run.stderr
+    assert "AT-20" in [r["id"] for r in json.loads(run.stdout)]
+
+
+def test_user_card_reusing_a_shipped_id_is_a_duplicate(cli, shipped, tmp_path):
+    user = tmp_path / "mine"
+    user.mkdir()
+    shutil.copy(shipped / "atoms" / "AT-05-int8-quant.yaml", user / "AT-05-int8-quant.yaml")
+    for args in (["validate"], ["list"]):
+        run = cli("--catalogue", str(user), *args)
+        run.assert_bad_input()
+        assert run.codes() == ["duplicate-id"], run.stderr
+        text = run.problems[0][0]
+        assert text.startswith(f"{user / 'AT-05-int8-quant.yaml'}:1:")
+        assert str(shipped / "atoms" / "AT-05-int8-quant.yaml") in text
+
+
+def test_user_card_with_a_problem_is_reported_with_its_file(cli, shipped, tmp_path):
+    user = tmp_path / "mine"
+    _copy(shipped, "atoms/AT-05-int8-quant.yaml", user / "AT-20-my-quant.yaml", ("id: AT-05", "id: AT-20"))
+    (user / "AT-20-my-quant.yaml").write_text(
+        (user / "AT-20-my-quant.yaml").read_text().replace("{op: abs, in: xf, out: ax}", "{op: abs, in: xff, out: ax}")
+    )
+    run = cli("--catalogue", str(user), "validate")
+    run.assert_bad_input()
+    assert run.codes() == ["undefined-name"]
+    assert run.problems[0][0].startswith(f"{user / 'AT-20-my-quant.yaml'}:")
+
+
+def test_missing_user_folder(cli, tmp_path):
+    run = cli("--catalogue", str(tmp_path / "nope"), "list")
+    run.assert_bad_input()
+    assert run.codes() == ["bad-path"]

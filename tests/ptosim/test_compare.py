@@ -1,0 +1,103 @@
+"""``ptosim.testing.compare``: the upstream comparison rule of SPEC §3.6."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ptosim.testing import assert_compare, compare, compare_rows, tolerance_for
+
+BF16 = ml_dtypes.bfloat16
+
+
+def test_identical_arrays_pass():
+    a = np.linspace(-1, 1, 1000).astype(BF16)
+    r = compare(a, a.copy(), 1e-4, 2**-7, 0.005)
+    assert r.passed and r.wrong == 0 and r.max_abs_error == 0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_or_inf_in_out_fails_even_within_the_ratio(bad):
+    ref = np.ones(1000, np.float32)
+    out = ref.copy()
+    out[17] = bad
+    r = compare(out, ref, 1e-4, 2**-7, 0.005)  # one element of 1000 would be within the ratio
+    assert not r.passed and "NaN/Inf" in str(r) and "17" in str(r)
+
+
+def test_nan_in_the_reference_counts_as_wrong():
+    ref = np.ones(10, np.float32)
+    ref[3] = np.nan
+    r = compare(np.ones(10, np.float32), ref, 1e-4, 2**-7, 0.0)
+    assert not r.passed and r.wrong == 1
+
+
+def test_shape_and_dtype_must_match():
+    a = np.zeros((4, 8), np.float32)
+    assert not compare(a, np.zeros((8, 4), np.float32)).passed
+    assert "shape" in compare(a, np.zeros((8, 4), np.float32)).reason
+    r = compare(a.astype(BF16), a)
+    assert not r.passed and "dtype" in r.reason
+
+
+def test_element_rule_is_atol_plus_rtol_times_ref():
+    ref = np.array([1.0, 64.0, 0.0, -8.0], np.float64)
+    atol, rtol = 2.0**-10, 2.0**-7  # powers of two keep every sum below exact
+    limit = atol + rtol * np.abs(ref)
+    assert compare(ref + limit, ref, atol, rtol, 0.0).passed  # exactly on the limit is right
+    assert compare(ref - limit, ref, atol, rtol, 0.0).passed
+    r = compare(ref + limit + 2.0**-20, ref, atol, rtol, 0.0)
+    assert r.wrong == 4 and len(r.worst) == 4
+
+
+@pytest.mark.parametrize("numel,ratio", [(1000, 0.005), (300, 0.005), (100, 0.015), (500, 0.005), (7, 0.2)])
+def test_allowance_is_round_of_ratio_times_numel(numel, ratio):
+    allowed = round(ratio * numel)
+    ref = np.zeros(numel)
+    out = ref.copy()
+    out[:allowed] = 1.0
+    r = compare(out, ref, 1e-4, 2**-7, ratio)
+    assert r.allowed == allowed and r.passed
+    out[allowed] = 1.0
+    r = compare(out, ref, 1e-4, 2**-7, ratio)
+    assert not r.passed and r.wrong == allowed + 1
+
+
+def test_failure_message_lists_count_ratio_and_the_worst_elements():
+    ref = np.zeros((10, 10), np.float32)
+    out = ref.copy()
+    out[2, 3], out[7, 1], out[5, 5] = 5.0, -9.0, 0.5
+    r = compare(out, ref, 1e-4, 2**-7, 0.0, name="y")
+    text = str(r)
+    assert not r.passed and r.wrong == 3 and r.ratio == pytest.approx(0.03)
+    assert "3/100 wrong" in text
+    assert text.index("[7, 1]") < text.index("[2, 3]") < text.index("[5, 5]")  # worst first
+    assert len(r.worst) == 3  # right elements are never listed
+    assert "got -9" in text and "want 0" in text
+    with pytest.raises(AssertionError, match=r"\[7, 1\]"):
+        assert_compare(out, ref, 1e-4, 2**-7, 0.0)
+
+
+def test_default_tolerances_by_dtype():
+    assert tolerance_for(BF16) == (1e-4, 2**-7, 0.005)
+    assert tolerance_for(np.int8) == (0.0, 0.0, 0.0)
+    a = np.array([1, 2, 3], np.int8)
+    assert not compare(a + np.int8(1), a).passed
+
+
+def test_compare_rows_finds_a_row_hidden_under_the_global_ratio():
+    # per row at most max(1, round(4 * ratio * row size)) wrong elements: here 2 of 100
+    ref = np.ones((400, 100), np.float32)
+    out = ref.copy()
+    out[399, :3] = 2.0  # 3 of 40000 wrong: the whole tensor passes
+    assert compare(out, ref, 1e-4, 2**-7, 0.005).passed
+    assert compare_rows(out, ref, 1e-4, 2**-7, 0.005) == [399]
+    out[399, 2] = 1.0
+    assert compare_rows(out, ref, 1e-4, 2**-7, 0.005) == []  # rounding noise passes
+    out[5] = 0.0  # a dropped row
+    out[7, :3] = np.nan
+    assert compare_rows(out, ref, 1e-4, 2**-7, 0.005) == [5, 7]
+    assert compare_rows(out.T, ref.T, 1e-4, 2**-7, 0.005, axis=1) == [5, 7]
+    assert compare_rows(out[:, :50], ref, 1e-4, 2**-7, 0.005) == list(range(400))
+    assert compare_rows(out, ref, 1e-4, 2**-7, 0.0) == [5, 7, 399]  # ratio 0: exact rows
