@@ -39,6 +39,21 @@ def param_rows(cat: Catalogue, card: Any) -> list[dict[str, Any]]:
             }
         )
     if card.kind == "skeleton":
+        slot_name, slot = next(iter(card.slots.items()))
+        if slot.default in cat.cards:
+            for name, spec in cat.effective_params(slot.default).items():
+                choices: Any = [True, False] if spec.type == "bool" else spec.choices
+                rows.append(
+                    {
+                        "name": name,
+                        "type": spec.type,
+                        "choices": choices,
+                        "bounds": {k: getattr(spec, k) for k in ("gt", "ge", "le") if getattr(spec, k) is not None},
+                        "default": card.slot_defaults.get(name, spec.default),
+                        "from": cat.param_origin(slot.default, name),
+                        "doc": (f"(slot {slot_name}) " + spec.doc).strip(),
+                    }
+                )
         rows.append(
             {
                 "name": "unroll",
