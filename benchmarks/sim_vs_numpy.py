@@ -93,6 +93,7 @@ def at10_case(t: int, k: int, n: int, unroll: int, reps: int, profile: bool) -> 
     t_np, t_sim = best_of([numpy_fp32, sim], reps)
     if profile:
         _profile(sim)
+    _sanity(y, numpy_fp32())
     ratio = t_sim / t_np
     print(f"AT-10 T={t} K={k} N={n} unroll={unroll:<4d} ({-(-t // unroll)} iterations): "
           f"ptosim {t_sim * 1e3:7.1f} ms, numpy {t_np * 1e3:7.1f} ms, ratio {ratio:.2f}"
@@ -167,11 +168,19 @@ def sk04_case(reps: int, profile: bool, t: int = 16, h: int = 4096, q: int = 102
     t_np, t_sim = best_of([numpy_fp32, sim], reps)
     if profile:
         _profile(sim)
+    _sanity(out, numpy_fp32())
     ratio = t_sim / t_np
     print(f"SK-04-like MLA prolog T={t} H={h} Q={q} NH={nh} D={d}: "
           f"ptosim {t_sim * 1e3:7.1f} ms, numpy {t_np * 1e3:7.1f} ms, ratio {ratio:.2f}"
           f"{'' if ratio <= GOAL else '  (above goal %.1f)' % GOAL}")
     return ratio
+
+
+def _sanity(out: np.ndarray, baseline: np.ndarray) -> None:
+    """The timed kernel must compute the same math as the baseline (upstream BF16 rule)."""
+    result = pypto.testing.compare(out, baseline.astype(BF16_NP), 1e-4, 2.0**-7, 0.005, name="ptosim vs numpy")
+    if not result.passed:
+        raise SystemExit(f"benchmark kernel is wrong: {result}")
 
 
 def _profile(fn: Callable[[], None]) -> None:

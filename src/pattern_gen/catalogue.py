@@ -168,7 +168,11 @@ def _load_constraints(path: Path, cat: Catalogue, problems: list[Problem]) -> No
     except ValidationError as exc:
         problems.extend(problems_from_validation(exc, located, "constraints"))
         return
-    for c in parsed.constraints:
+    for i, c in enumerate(parsed.constraints):
+        if c.id in cat.constraints:
+            line, col = located.where(("constraints", i, "id"))
+            problems.append(Problem("duplicate-id", f"constraint {c.id} is defined twice", str(path), line, col))
+            continue
         cat.constraints[c.id] = c
 
 
@@ -207,6 +211,8 @@ def load_catalogue(
             _load_constraints(folder / "constraints.yaml", cat, problems)
         plat_dir = folder / "platforms"
         for p in sorted(plat_dir.glob("*.yaml")) if plat_dir.is_dir() else []:
+            if _read_yaml(p, problems)[1] is None:
+                continue  # YAML errors reported with their line
             try:
                 cat.platforms[p.stem] = load_platform(str(p))
             except Exception as exc:  # PlatformError or YAML error: report, keep going

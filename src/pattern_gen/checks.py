@@ -19,7 +19,7 @@ from . import model as m
 from .catalogue import Catalogue
 from .errors import Problem, did_you_mean
 from .flow import FlowError, Unavailable, expand_atom, expand_skeleton
-from .predicates import AllOf, AnyOf, Match, Not, Predicate
+from .predicates import AllOf, AnyOf, Match, Not, Predicate, same_value
 
 __all__ = ["check_catalogue", "param_combinations", "skeleton_env"]
 
@@ -106,7 +106,7 @@ def _predicate_problems(cat: Catalogue, card: Any, known: Mapping[str, m.ParamSp
                 continue
             valid = [True, False] if spec.type == "bool" else spec.choices
             for value in match.values:
-                if valid is not None and value not in valid:
+                if valid is not None and not any(same_value(value, v) for v in valid):
                     problems.append(
                         Problem(
                             "bad-predicate",
@@ -115,6 +115,64 @@ def _predicate_problems(cat: Catalogue, card: Any, known: Mapping[str, m.ParamSp
                             **cat.where(card.id, path),
                         )
                     )
+    return problems
+
+
+def _walk_param_refs(obj: Any, path: tuple[Any, ...] = (), field: str = "") -> Iterator[tuple[tuple[Any, ...], str, m.ParamRef]]:
+    """Every ``{param: NAME}`` inside a card model: (YAML path, the field it sits in, the ref)."""
+    if isinstance(obj, m.ParamRef):
+        yield path, field, obj
+    elif isinstance(obj, m.Strict):
+        for name, info in type(obj).model_fields.items():
+            key = info.alias or name
+            yield from _walk_param_refs(getattr(obj, name), path + (key,), key)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from _walk_param_refs(v, path + (i,), field)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _walk_param_refs(v, path + (k,), field)
+
+
+_DTYPE_FIELDS = ("to", "out_dtype", "dtype")
+
+
+def _values_of(spec: m.ParamSpec) -> str:
+    if spec.type == "bool":
+        return "true/false"
+    if spec.choices:
+        return ", ".join(map(_yaml_word, spec.choices))
+    return f"any {spec.type}"
+
+
+def _param_ref_problems(cat: Catalogue, card: Any, param_sets: Mapping[str, Mapping[str, m.ParamSpec]]) -> list[Problem]:
+    """``{param: NAME}`` must name a parameter every expansion has (``param_sets``: the parameter
+    tables the card is expanded with, by the atom that brings them), and a parameter used as a dtype
+    must only have dtypes as values."""
+    problems = []
+    for path, field, ref in _walk_param_refs(card):
+        where = cat.where(card.id, path)
+        for owner, specs in param_sets.items():
+            if ref.param not in specs:
+                problems.append(
+                    Problem(
+                        "unknown-param",
+                        f"{{param: {ref.param}}} names a parameter {owner} does not have; parameters: {', '.join(specs) or 'none'}"
+                        + did_you_mean(ref.param, specs),
+                        **where,
+                    )
+                )
+                break
+            spec = specs[ref.param]
+            if field in _DTYPE_FIELDS and (spec.type != "enum" or not set(map(str, spec.choices or [])) <= set(m.DTYPES)):
+                problems.append(
+                    Problem(
+                        "bad-param-value",
+                        f"{{param: {ref.param}}} is used as a dtype, but {ref.param!r} takes {_values_of(spec)}",
+                        **where,
+                    )
+                )
+                break
     return problems
 
 
@@ -244,7 +302,7 @@ def _flow_problem(cat: Catalogue, err: FlowError, context: str) -> Problem:
 
 def _check_atom(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
     specs = cat.effective_params(card.id)
-    problems = _predicate_problems(cat, card, specs)
+    problems = _predicate_problems(cat, card, specs) + _param_ref_problems(cat, card, {card.id: specs})
     if problems:
         return problems
     seen: set[str] = set()
@@ -296,7 +354,8 @@ def _fmt_env(env: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "default parameters"
 
 
-def _check_skeleton(cat: Catalogue, card: m.SkeletonCard) -> list[Problem]:
+def _check_skeleton(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | frozenset[str] = frozenset()) -> list[Problem]:
+    """``broken``: atoms with problems of their own, left out of the slot's expansions."""
     problems: list[Problem] = []
     slot_name, slot = next(iter(card.slots.items()))
     if slot.default not in cat.cards:
@@ -321,22 +380,26 @@ def _check_skeleton(cat: Catalogue, card: m.SkeletonCard) -> list[Problem]:
         where = cat.where(card.id, ("slot_defaults", key))
         spec = known.get(key)
         if key not in known or key in ("atom", "unroll", "platform"):
+            if card.id in cat.located:  # at the key, where the misspelling is
+                where["line"], where["col"] = cat.located[card.id].key_where(("slot_defaults", key))
             names = sorted(k for k in known if k not in ("atom", "unroll", "platform"))
             problems.append(
                 Problem("unknown-param", f"slot_defaults sets {key!r}, which no atom of the slot has; parameters: {', '.join(names)}" + did_you_mean(key, names), **where)
             )
         elif spec is not None:
             valid = [True, False] if spec.type == "bool" else spec.choices
-            if valid is not None and value not in valid:
+            if valid is not None and not any(same_value(value, v) for v in valid):
                 problems.append(
                     Problem("bad-param-value", f"slot_defaults sets {key}={value!r}; valid values: {', '.join(map(_yaml_word, valid))}" + did_you_mean(_yaml_word(value), [_yaml_word(v) for v in valid]), **where)
                 )
     problems += _predicate_problems(cat, card, known)
+    usable = [a for a in atoms if a.id not in broken]
+    problems += _param_ref_problems(cat, card, {a.id: cat.effective_params(a.id) for a in usable})
     if problems:
         return problems
     seen: set[str] = set()
     unroll = card.loop.candidates[0]
-    for atom in atoms:
+    for atom in usable:
         specs = cat.effective_params(atom.id)
         defaults = {n: s.default for n, s in specs.items()}
         defaults.update({k: v for k, v in card.slot_defaults.items() if k in specs})
@@ -412,12 +475,13 @@ def check_catalogue(cat: Catalogue) -> list[Problem]:
         return _dedupe(problems)
     broken: set[str] = set()
     deps = {cid: _dependencies(cat, cid) for cid in cat.cards}
-    # a card after every card it builds on (a card has more dependencies than each of its own)
-    for card in sorted(cat.sorted_cards(), key=lambda c: len(deps[c.id])):
+    # atoms before skeletons (a skeleton's slot takes any atom with the right tag), and a card
+    # after every card it builds on (a card has more dependencies than each of its own)
+    for card in sorted(cat.sorted_cards(), key=lambda c: (c.kind == "skeleton", len(deps[c.id]))):
         if deps[card.id] & broken:
             broken.add(card.id)  # its own flow is checked once the cards it builds on are fixed
             continue
-        found = _check_atom(cat, card) if card.kind == "atom" else _check_skeleton(cat, card)
+        found = _check_atom(cat, card) if card.kind == "atom" else _check_skeleton(cat, card, broken)
         if found:
             broken.add(card.id)
         problems += found

@@ -265,6 +265,8 @@ def _check_out(out_dir: str) -> Path:
         raise PatternGenError(
             Problem("bad-path", f"--out {out_dir!r} resolves to {target}, outside the working directory {cwd}; use a folder inside it")
         )
+    if target.exists() and not target.is_dir():
+        raise PatternGenError(Problem("bad-path", f"--out {out_dir!r} is a file; give a folder"))
     gen = _default_generated().resolve()
     if target == gen or gen in target.parents:
         raise PatternGenError(Problem("bad-path", f"--out {out_dir!r} is inside {gen}, which `pattern-gen generate` owns; use ./kernels or another folder"))
@@ -380,20 +382,20 @@ def new_cmd(ctx, skeleton, atoms, params, dims, platform, options, out_dir, name
         _print_plan(plan)
         files = render_plan(cat, plan)
         for rel in sorted(files):
-            out.print(f"would write {target / plan.name / rel}")
+            out.print(f"would write {target / plan.name / rel}", soft_wrap=True)
         return
     plan, folder, report = write_instance(cat, req, target, force=force)
     _print_plan(plan)
     for p in report.written:
-        out.print(f"wrote {p}")
+        out.print(f"wrote {p}", soft_wrap=True)
     for p in report.unchanged:
-        out.print(f"unchanged {p}", style="dim")
+        out.print(f"unchanged {p}", style="dim", soft_wrap=True)
     if run_after:
         from .codegen import test_values
 
         failed = False
         for i, T in enumerate(test_values(plan.unroll)):
-            result = run_instance(folder, T=T)
+            result = run_instance(folder, T=T, estimate=i == 0)  # the estimate is printed for the first T only
             if i == 0 or not result.passed:
                 _print_run(result)
             else:
@@ -419,6 +421,16 @@ def _check_refusals(cat: Catalogue, manifest) -> list[str]:  # noqa: ANN001
     return failures
 
 
+def _is_generated(path: Path) -> bool:
+    """A file pattern-gen wrote and nobody edited since (its content hash holds)."""
+    from .writer import content_ok
+
+    try:
+        return path.is_file() and content_ok(path.name, path.read_text(encoding="utf-8")) is True
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 @main.command("generate")
 @click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False), default=None, help="Manifest file (default: the catalogue's manifest.yaml).")
 @click.option("--check", is_flag=True, help="Render to memory and compare with the output folder; exit 1 on any drift.")
@@ -435,7 +447,7 @@ def generate_cmd(ctx, manifest_path, check, pattern, out_dir, force) -> None:  #
     from rich.progress import Progress
 
     from .resolver import resolve
-    from .writer import compare_tree, content_ok, write_files
+    from .writer import check_writes, compare_tree, write_files
 
     cat = _catalogue(ctx)
     path = Path(manifest_path) if manifest_path else cat.dirs[0] / "manifest.yaml"
@@ -465,32 +477,46 @@ def generate_cmd(ctx, manifest_path, check, pattern, out_dir, force) -> None:  #
     if check:
         drift = compare_tree(root, rendered, owned={"docs", "README.md"})
         if pattern is not None:
-            drift.stale = []
+            # Instances the filter leaves out are not stale; stale files inside the selected
+            # instances, and stale top-level folders the filter covers, still are.
+            drift.stale = [s for s in drift.stale if "/" in s.rstrip("/") or fnmatch.fnmatchcase(s.rstrip("/"), pattern)]
         lines = drift.lines() + [f"refusal: {f}" for f in refusal_failures]
         if lines:
             for line in lines:
-                err.print(line)
-            err.print(f"[red]{root} is out of date[/red]: run `pattern-gen generate` and commit the result.")
+                err.print(escape(line), soft_wrap=True)
+            err.print(f"[red]{escape(str(root))} is out of date[/red]: run `pattern-gen generate` and commit the result.", soft_wrap=True)
             sys.exit(1)
-        out.print(f"[green]ok[/green]: {len(rendered)} instances in {root} are up to date; {len(manifest.refused)} refusals hold")
+        out.print(f"[green]ok[/green]: {len(rendered)} instances in {escape(str(root))} are up to date; {len(manifest.refused)} refusals hold", soft_wrap=True)
         return
+    # Every refusal (hand-edited files, stale instances with foreign files) before the first write.
+    stale, foreign, write_problems = [], [], []
+    for name, files in rendered.items():
+        write_problems += check_writes(root / name, files, force=force)
+    if pattern is None and root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.name in rendered or entry.name.startswith(".") or entry.name in ("docs", "README.md", "__pycache__"):
+                continue
+            if not (entry.is_dir() and (entry / "instance.json").is_file()):
+                foreign.append(entry)
+                continue
+            edited = [p for p in entry.iterdir() if p.name != "__pycache__" and not _is_generated(p)]
+            if edited and not force:
+                write_problems.append(Problem("hand-edited", f"stale instance {entry} has hand-edited or foreign files ({', '.join(p.name for p in edited)}); remove it yourself or use --force"))
+            stale.append(entry)
+    if write_problems:
+        raise PatternGenError(write_problems)
     written = unchanged = 0
     for name, files in rendered.items():
         report = write_files(root / name, files, force=force)
         written += len(report.written)
         unchanged += len(report.unchanged)
-    removed = []
-    if pattern is None and root.is_dir():
-        for entry in sorted(root.iterdir()):
-            if entry.is_dir() and entry.name not in rendered and (entry / "instance.json").is_file():
-                edited = [p for p in entry.iterdir() if p.is_file() and content_ok(p.name, p.read_text(encoding="utf-8")) is not True]
-                if edited and not force:
-                    raise PatternGenError(Problem("hand-edited", f"stale instance {entry} has hand-edited or foreign files ({', '.join(p.name for p in edited)}); remove it yourself or use --force"))
-                shutil.rmtree(entry)
-                removed.append(entry.name)
-    out.print(f"{len(rendered)} instances: {written} files written, {unchanged} unchanged, {len(removed)} stale instances removed -> {root}")
+    for entry in stale:
+        shutil.rmtree(entry)
+    out.print(f"{len(rendered)} instances: {written} files written, {unchanged} unchanged, {len(stale)} stale instances removed -> {escape(str(root))}", soft_wrap=True)
+    for entry in foreign:
+        err.print(f"[yellow]left alone[/yellow]: {escape(str(entry))} is not an instance folder of the manifest; remove it yourself (`generate --check` reports it as stale)", soft_wrap=True)
     for line in refusal_failures:
-        err.print(f"[red]refusal:[/red] {line}")
+        err.print(f"[red]refusal:[/red] {escape(line)}", soft_wrap=True)
     if refusal_failures:
         sys.exit(1)
 
@@ -513,7 +539,7 @@ def run_cmd(instance_dir, T, seed, profile, as_json) -> None:  # noqa: ANN001
     else:
         _print_run(result)
         if profile:
-            out.print(f"timeline written to {profile} (open it in https://ui.perfetto.dev or chrome://tracing)")
+            out.print(f"timeline written to {profile} (open it in https://ui.perfetto.dev or chrome://tracing)", soft_wrap=True)
     if not result.passed:
         sys.exit(1)
 

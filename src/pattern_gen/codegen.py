@@ -17,6 +17,7 @@ import jinja2
 
 from .errors import PatternGenError, Problem
 from .expr import render as render_expr
+from .model import OP_FAMILY
 from .flow import COp, ScalarArg, Var
 from .plan import KernelPlan, StagePlan
 from .resources import templates_dir
@@ -25,18 +26,6 @@ from ptosim.testing import tolerance_for as _np_tolerance
 
 __all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
 
-_MACRO = {
-    "add": "binary",
-    "sub": "binary",
-    "mul": "binary",
-    "div": "binary",
-    "abs": "unary",
-    "sqrt": "unary",
-    "rsqrt": "unary",
-    "exp": "unary",
-    "sum": "reduce",
-    "amax": "reduce",
-}
 
 
 def _env() -> jinja2.Environment:
@@ -55,6 +44,16 @@ def module_id(name: str) -> str:
 
 def kernel_function_name(plan: KernelPlan) -> str:
     return f"{plan.skeleton.replace('-', '').lower()}_{plan.atom.replace('-', '').lower()}_kernel"
+
+
+def _comment(text: Any) -> str:
+    """Card text for a ``#`` comment: one line."""
+    return " ".join(str(text).split())
+
+
+def _doc(text: Any) -> str:
+    """Card text for a docstring: one line, backslashes and triple quotes escaped."""
+    return _comment(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
 def _shape(values: Any) -> str:
@@ -79,10 +78,10 @@ def _scalar(arg: Any) -> str:
 def _op_context(op: COp) -> dict[str, Any]:
     ctx: dict[str, Any] = {
         "kind": op.op,
-        "macro": _MACRO.get(op.op, op.op),
+        "macro": OP_FAMILY.get(op.op, op.op),
         "out": op.out,
         "args": [_scalar(a) for a in op.args],
-        "note": op.note,
+        "note": _comment(op.note),
     }
     a = op.attrs
     if op.op == "cast":
@@ -114,7 +113,7 @@ def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]
         tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])})"
     else:
         tile_call = None
-    comment = f"{stage.title} ({files.get(stage.card, stage.card)})"
+    comment = _comment(f"{stage.title} ({files.get(stage.card, stage.card)})")
     return {
         "label": stage.label,
         "unit": stage.unit,
@@ -159,12 +158,12 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
     return {
         "name": plan.name,
         "skeleton": plan.skeleton,
-        "skeleton_title": plan.skeleton_title,
+        "skeleton_title": _doc(plan.skeleton_title),
         "atom": plan.atom,
         "platform": plan.platform,
         "unroll": plan.unroll,
         "cards": ", ".join(plan.cards_used),
-        "notes": [n for n in plan.notes if not n.startswith(tuple(s.label + ":" for s in plan.all_stages))],
+        "notes": [_doc(n) for n in plan.notes if not n.startswith(tuple(s.label + ":" for s in plan.all_stages))],
         "dims": list(plan.dims.items()),
         "input_names": _py([t.name for t in plan.inputs]),
         "output_names": _py([t.name for t in plan.outputs]),

@@ -251,6 +251,8 @@ def pseudo_code(cat: Catalogue, card: Any, params: dict[str, Any] | None = None)
         exp = expand_atom(cat, card, env, None)
     except (FlowError, Unavailable) as exc:
         return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [str(exc)]}]
+    except KeyError as exc:  # a {param: NAME} the card does not have (`validate` reports it): show, don't crash
+        return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [f"unknown parameter {exc.args[0]!r}"]}]
     stages = []
     for s in exp.prologue + exp.stages:
         stages.append({"label": s.label, "unit": s.unit, "hoist": s.hoist, "lines": [op_text(o) for o in s.ops]})

@@ -8,6 +8,7 @@ division (a Fraction), ``//`` floor division. ``evaluate`` needs every name boun
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -66,11 +67,25 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+#: card expressions are a few tokens long; the limits keep every recursive walk far from Python's
+#: recursion limit (a pathological card is an error, not a crash)
+MAX_TOKENS = 256
+MAX_DEPTH = 64
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
+        if len(self.toks) > MAX_TOKENS:
+            raise ExprError(f"expression of {len(self.toks)} tokens is too long (at most {MAX_TOKENS})")
         self.i = 0
+        self.nesting = 0
+
+    def nest(self) -> None:
+        self.nesting += 1
+        if self.nesting > MAX_DEPTH:
+            raise ExprError(f"expression {self.text[:40]!r}… is nested too deeply (at most {MAX_DEPTH} levels)")
 
     def peek(self) -> tuple[str, str] | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -100,7 +115,10 @@ class _Parser:
         tok = self.peek()
         if tok and tok[1] == "-":
             self.take()
-            return Neg(self.unary())
+            self.nest()
+            node = Neg(self.unary())
+            self.nesting -= 1
+            return node
         return self.atom()
 
     def atom(self) -> Expr:
@@ -108,11 +126,15 @@ class _Parser:
         if kind == "num":
             return Num(int(text) if text.isdigit() else float(text))
         if kind == "name":
+            if keyword.iskeyword(text):
+                raise ExprError(f"{text!r} is a Python keyword, not a name, in {self.text!r}")
             return Name(text)
         if text == "(":
+            self.nest()
             node = self.expr()
             if self.take()[1] != ")":
                 raise ExprError(f"missing ')' in {self.text!r}")
+            self.nesting -= 1
             return node
         raise ExprError(f"unexpected {text!r} in {self.text!r}")
 
@@ -127,7 +149,22 @@ def parse(text: str | int | float) -> Expr:
     node = parser.expr()
     if parser.peek() is not None:
         raise ExprError(f"unexpected {parser.peek()[1]!r} in {text!r}")  # type: ignore[index]
+    if _depth(node) > MAX_DEPTH:
+        raise ExprError(f"expression {str(text)[:40]!r}… is nested too deeply (at most {MAX_DEPTH} levels)")
     return node
+
+
+def _depth(node: Expr) -> int:
+    """Height of the tree, without recursion."""
+    best, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        if isinstance(n, BinOp):
+            stack.extend(((n.left, d + 1), (n.right, d + 1)))
+        elif isinstance(n, Neg):
+            stack.append((n.operand, d + 1))
+    return best
 
 
 def names(node: Expr) -> set[str]:

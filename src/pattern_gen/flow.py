@@ -315,7 +315,7 @@ class Expander:
             raise self.fail(frame, path, "flow-mismatch", f"vector op {kind!r} in a C (Cube) stage")
         if unit == "V" and kind in cube_ops:
             raise self.fail(frame, path, "flow-mismatch", f"cube op {kind!r} in a V (Vector) stage")
-        handler = getattr(self, f"op_{kind}", None) or getattr(self, f"op_{_FAMILY[kind]}")
+        handler = getattr(self, f"op_{kind}", None) or getattr(self, f"op_{m.OP_FAMILY[kind]}")
         cop = handler(frame, op, path)
         cop.note = op.note
         stage.ops.append(cop)
@@ -683,18 +683,6 @@ def _prod(values: Iterable[Any]) -> Any:
     return out
 
 
-_FAMILY = {
-    "add": "binary",
-    "sub": "binary",
-    "mul": "binary",
-    "div": "binary",
-    "abs": "unary",
-    "sqrt": "unary",
-    "rsqrt": "unary",
-    "exp": "unary",
-    "sum": "reduce",
-    "amax": "reduce",
-}
 
 
 # --- entry points ----------------------------------------------------------------------------------

@@ -103,8 +103,12 @@ def read_instance(folder: Path) -> dict[str, Any]:
         raise PatternGenError(Problem("instance", f"instance.json is not valid JSON: {exc}", str(meta))) from None
 
 
-def run_instance(folder: Path, *, T: int | None = None, seed: int = 0, profile: str | None = None) -> RunResult:
-    """Run the kernel on ptosim against its golden for T tokens (default: the first test T)."""
+def run_instance(
+    folder: Path, *, T: int | None = None, seed: int = 0, profile: str | None = None, estimate: bool = True
+) -> RunResult:
+    """Run the kernel on ptosim against its golden for T tokens (default: the first test T).
+
+    ``estimate=False`` skips the cost model (a pass/fail check needs only the numbers)."""
     from ptosim.errors import PtoSimError
     from ptosim.testing import compare, compare_rows
 
@@ -131,12 +135,12 @@ def run_instance(folder: Path, *, T: int | None = None, seed: int = 0, profile: 
         ok = cmp.passed and not rows
         result.outputs[name] = {**cmp.as_dict(), "bad_rows": rows[:16], "passed": ok, "message": str(cmp)}
         result.passed = result.passed and ok
-    record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None)
+    record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None) if estimate else None
     if record is not None:
         try:
-            from ptosim.cost import estimate
+            from ptosim.cost import estimate as cost_estimate
 
-            result.estimate = estimate(record).summary()
+            result.estimate = cost_estimate(record).summary()
         except ImportError:  # pragma: no cover - the cost model ships with ptosim
             result.estimate = None
     return result

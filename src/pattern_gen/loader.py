@@ -197,8 +197,8 @@ def _valid_keys(kind: str, loc: tuple[Any, ...]) -> list[str] | None:
     if root is None:
         return None
     current: list[Any] = [root]
-    if loc and loc[0] == kind:
-        loc = loc[1:]
+    if loc and kind in ("atom", "skeleton") and loc[0] == kind:
+        loc = loc[1:]  # the card-kind tag of the Card union
     for item in loc[:-1]:
         nxt: list[Any] = []
         for ann in current:
@@ -352,6 +352,12 @@ def load_card(path: Path, renames: Mapping[str, str] | None = None) -> LoadedCar
         card = card_adapter.validate_python(data)
     except ValidationError as exc:
         raise PatternGenError(problems_from_validation(exc, located, kind, renames)) from None
+    prefix = "AT-" if card.kind == "atom" else "SK-"
+    if not card.id.startswith(prefix):
+        line, col = located.where(("id",))
+        raise PatternGenError(
+            Problem("card-id", f"the id of a{'n' if card.kind == 'atom' else ''} {card.kind} starts with {prefix}; got {card.id!r}", file, line, col)
+        )
     stem = path.stem.upper()
     if not (stem == card.id or stem.startswith(card.id + "-")):
         line, col = located.where(("id",))

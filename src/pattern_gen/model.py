@@ -38,6 +38,7 @@ __all__ = [
     "UseItem",
     "SlotItem",
     "OP_MODELS",
+    "OP_FAMILY",
     "DTYPES",
     "Constraint",
     "ConstraintCatalogue",
@@ -122,6 +123,8 @@ class Scalar(Strict):
 
 
 Operand = Union[Name, Scalar, ParamRef]
+#: the dtypes an input accepts, the first being the default
+DTypeList = Annotated[list[DType], Field(min_length=1)]
 DTypeValue = Union[DType, ParamRef]
 
 
@@ -179,12 +182,12 @@ class DeclCase(Strict):
 
     when: When
     shape: Shape | None = None
-    dtype: Union[DType, list[DType], ParamRef, None] = None
+    dtype: Union[DType, DTypeList, ParamRef, None] = None
 
 
 class TensorDecl(Strict):
     shape: Shape
-    dtype: Union[DType, list[DType], ParamRef]
+    dtype: Union[DType, DTypeList, ParamRef]
     role: Role = "activation"
     when: When = ALWAYS
     cases: list[DeclCase] = Field(default_factory=list)
@@ -330,6 +333,20 @@ OP_MODELS: dict[str, type[BaseModel]] = {
     "assemble": AssembleOp,
     "reshape": ReshapeOp,
     "buffer": BufferOp,
+}
+
+#: op -> family: the ops of a family share one schema, one emitter macro and one flow rule.
+OP_FAMILY: dict[str, str] = {
+    "add": "binary",
+    "sub": "binary",
+    "mul": "binary",
+    "div": "binary",
+    "abs": "unary",
+    "sqrt": "unary",
+    "rsqrt": "unary",
+    "exp": "unary",
+    "sum": "reduce",
+    "amax": "reduce",
 }
 
 Op = Annotated[

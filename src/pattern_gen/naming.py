@@ -27,11 +27,13 @@ def _card_from_token(token: str) -> str | None:
 
 
 def float_token(value: float) -> str:
-    return repr(float(value)).replace("-", "m").replace("+", "p")
+    """``1e-05`` -> ``1em05``, ``0.001`` -> ``0d001``: no ``-`` (token separator) and no ``.``
+    (stage-setting separator) in a name token."""
+    return repr(float(value)).replace("-", "m").replace("+", "p").replace(".", "d")
 
 
 def parse_float_token(text: str) -> float:
-    return float(text.replace("m", "-").replace("p", "+"))
+    return float(text.replace("m", "-").replace("p", "+").replace("d", "."))
 
 
 def _axis_token(axis: Mapping[str, Any], value: Any) -> str:
@@ -88,7 +90,7 @@ def instance_name(
 
 def _decode_value(naming: Mapping[str, Any], token: str, specs: Mapping[str, Any]) -> tuple[str, Any] | None:
     for axis in naming.get("axes", []):
-        if "tokens" in axis:
+        if "tokens" in axis and axis["param"] in specs:
             for value, tok in axis["tokens"].items():
                 if tok == token:
                     return axis["param"], value
@@ -102,8 +104,9 @@ def _decode_value(naming: Mapping[str, Any], token: str, specs: Mapping[str, Any
                 if spec.type == "int":
                     return name, int(rest)
                 if spec.type == "bool":
-                    return name, rest == "1"
-                return name, rest
+                    return (name, rest == "1") if rest in ("0", "1") else None
+                choices = [c for c in spec.choices or [] if str(c) == rest]
+                return (name, choices[0]) if choices else None
             except ValueError:
                 return None
     return None
@@ -119,15 +122,24 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
     if len(tokens) < 2:
         raise bad("expected <skeleton>-<atom>-…")
     skeleton_id, atom_id = _card_from_token(tokens[0]), _card_from_token(tokens[1])
-    if skeleton_id not in catalogue.cards:
+    if skeleton_id not in catalogue.cards or catalogue.cards[skeleton_id].kind != "skeleton":
         raise bad(f"{tokens[0]!r} is not a skeleton of the catalogue")
-    if atom_id not in catalogue.cards:
+    if atom_id not in catalogue.cards or catalogue.cards[atom_id].kind != "atom":
         raise bad(f"{tokens[1]!r} is not an atom of the catalogue")
     skeleton = catalogue.cards[skeleton_id]
+    if atom_id not in [a.id for a in catalogue.slot_atoms(skeleton)]:
+        raise bad(f"{atom_id} cannot fill {skeleton_id}'s slot")
     specs = catalogue.effective_params(atom_id)
     naming = catalogue.naming
     result: dict[str, Any] = {"skeleton": skeleton_id, "atom": atom_id, "params": {}, "dims": {}, "stage_params": {}}
     platforms = set(catalogue.platforms)
+    seen: set[str] = set()
+
+    def once(key: str, token: str) -> None:
+        if key in seen:
+            raise bad(f"{token!r} sets {key} a second time")
+        seen.add(key)
+
     for token in tokens[2:]:
         if "." in token:
             stage, _, rest = token.partition(".")
@@ -137,21 +149,31 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
             decoded = _decode_value(naming, rest, catalogue.effective_params(fixed[stage]))
             if decoded is None:
                 raise bad(f"cannot read the stage setting {token!r}")
+            once(f"{stage}.{decoded[0]}", token)
             result["stage_params"].setdefault(stage, {})[decoded[0]] = decoded[1]
             continue
         if token in platforms:
+            once("platform", token)
             result["platform"] = token
             continue
         m = re.fullmatch(r"u(\d+)", token)
         if m:
+            once("unroll", token)
+            if int(m.group(1)) not in skeleton.loop.candidates:
+                raise bad(f"unroll {m.group(1)} is not one of {skeleton_id}'s candidates {', '.join(map(str, skeleton.loop.candidates))}")
             result["unroll"] = int(m.group(1))
             continue
         m = re.fullmatch(r"([A-Z][A-Z_]*)(\d+)", token)
         if m and m.group(1) in skeleton.dims:
-            result["dims"][m.group(1)] = int(m.group(2))
+            once(m.group(1), token)
+            value, spec = int(m.group(2)), skeleton.dims[m.group(1)]
+            if value <= 0 or value % spec.multiple_of:
+                raise bad(f"dim {m.group(1)}={value} must be a positive multiple of {spec.multiple_of}")
+            result["dims"][m.group(1)] = value
             continue
         decoded = _decode_value(naming, token, specs)
         if decoded is None:
             raise bad(f"unknown token {token!r}")
+        once(decoded[0], token)
         result["params"][decoded[0]] = decoded[1]
     return result

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
-__all__ = ["Predicate", "parse_predicate", "PredicateError", "TRUE"]
+__all__ = ["Predicate", "parse_predicate", "PredicateError", "TRUE", "same_value"]
 
 
 class PredicateError(ValueError):
@@ -31,7 +31,8 @@ class Match:
     values: tuple[Any, ...]
 
     def holds(self, env: Mapping[str, Any]) -> bool:
-        return env.get(self.param, _MISSING) in self.values
+        value = env.get(self.param, _MISSING)
+        return any(same_value(value, v) for v in self.values)
 
     def params(self) -> set[str]:
         return {self.param}
@@ -55,7 +56,8 @@ class AllOf:
         return set().union(*(p.params() for p in self.parts)) if self.parts else set()
 
     def to_data(self) -> Any:
-        if all(isinstance(p, Match) for p in self.parts):
+        names = [p.param for p in self.parts if isinstance(p, Match)]
+        if len(names) == len(self.parts) and len(set(names)) == len(names):
             out: dict[str, Any] = {}
             for p in self.parts:
                 out.update(p.to_data())
@@ -100,6 +102,13 @@ class Not:
         return f"not ({self.part.describe()})"
 
 
+def same_value(a: Any, b: Any) -> bool:
+    """Equality as a card means it: ``true`` is not ``1`` (Python says ``True == 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
 Predicate = Union[Match, AllOf, AnyOf, Not]
 TRUE: Predicate = AllOf(())
 _MISSING = object()
@@ -109,8 +118,14 @@ def _fmt(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def parse_predicate(data: Any) -> Predicate:
+#: nesting of any/all/not; real guards use one or two levels
+MAX_NESTING = 16
+
+
+def parse_predicate(data: Any, _depth: int = 0) -> Predicate:
     """Parse the YAML form; PredicateError says what is wrong with it."""
+    if _depth > MAX_NESTING:
+        raise PredicateError(f"predicate nested more than {MAX_NESTING} levels deep")
     if data is None:
         return TRUE
     if isinstance(data, (AllOf, AnyOf, Not, Match)):
@@ -122,10 +137,10 @@ def parse_predicate(data: Any) -> Predicate:
         if key in ("any", "all"):
             if not isinstance(value, list) or not value:
                 raise PredicateError(f"'{key}' takes a non-empty list of predicates, got {value!r}")
-            subs = tuple(parse_predicate(v) for v in value)
+            subs = tuple(parse_predicate(v, _depth + 1) for v in value)
             parts.append(AnyOf(subs) if key == "any" else AllOf(subs))
         elif key == "not":
-            parts.append(Not(parse_predicate(value)))
+            parts.append(Not(parse_predicate(value, _depth + 1)))
         elif not isinstance(key, str) or not key.isidentifier():
             raise PredicateError(f"predicate key {key!r} is not a parameter name")
         else:

@@ -11,6 +11,7 @@ checked before anything is written, and every problem is reported at once.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from typing import Any, Mapping
 
@@ -54,8 +55,8 @@ def coerce_param(owner: str, name: str, spec: m.ParamSpec, value: Any) -> tuple[
             number = float(value)
         except (TypeError, ValueError):
             return problem("a number")
-        if isinstance(value, bool):
-            return problem("a number")
+        if isinstance(value, bool) or not math.isfinite(number):
+            return problem("a finite number")
         for bound, ok in (("gt", lambda b: number > b), ("ge", lambda b: number >= b), ("le", lambda b: number <= b)):
             b = getattr(spec, bound)
             if b is not None and not ok(b):
@@ -173,7 +174,7 @@ def _stage_params(cat: Catalogue, skeleton: m.SkeletonCard, given: Mapping[str, 
             value, problem = coerce_param(f"stage {stage} ({callee})", key, specs[key], raw)
             if problem:
                 problems.append(problem)
-            else:
+            elif value != specs[key].default:  # a default setting is no setting: one kernel, one name
                 out.setdefault(stage, {})[key] = value
     return out, problems
 
@@ -260,16 +261,23 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     if skeleton is None or skeleton.kind != "skeleton":
         names = [c.id for c in cat.skeletons()]
         raise PatternGenError(Problem("unknown-card", f"unknown skeleton {req.skeleton!r}; skeletons: {', '.join(names)}" + did_you_mean(req.skeleton.upper(), names)))
-    atom, notes = _pick_atom(cat, skeleton, req.atoms)
     problems: list[Problem] = []
+    try:
+        atom, notes = _pick_atom(cat, skeleton, req.atoms)
+    except PatternGenError as exc:  # keep going: report the atoms' problems with all the others
+        atom, notes = None, []
+        problems += exc.problems
     given = dict(req.params)
     unroll_raw = given.pop("unroll", None)
-    platform = str(given.pop("platform", None) or req.platform or DEFAULT_PLATFORM)
+    param_platform = given.pop("platform", None)
+    if param_platform is not None and req.platform is not None and str(param_platform) != str(req.platform):
+        problems.append(Problem("bad-param-value", f"--param platform={param_platform} contradicts --platform {req.platform}; give the platform once"))
+    platform = str(param_platform or req.platform or DEFAULT_PLATFORM)
     if platform not in cat.platforms:
         problems.append(Problem("unknown-platform", f"unknown platform {platform!r}; platforms: {', '.join(sorted(cat.platforms))}" + did_you_mean(platform, cat.platforms)))
-    params, defaults, ps = _slot_params(cat, skeleton, atom, given)
+    params, defaults, ps = _slot_params(cat, skeleton, atom, given) if atom is not None else ({}, {}, [])
     problems += ps
-    for up in atom.upgrades:
+    for up in atom.upgrades if atom is not None else []:
         if not ps and up.when.holds(params):
             target = cat.card(up.to)
             notes.append(f"{atom.id} with {up.when.describe()} becomes {target.id} ({target.title}): {' '.join(up.reason.split())}")

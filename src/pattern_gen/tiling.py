@@ -2,7 +2,8 @@
 
 The rules are ptosim's own (``ptosim.platform.vec_footprint`` / ``cube_capacity``, alignment from
 the profile), applied to every op of a stage at the largest unroll factor, so a plan the resolver
-accepts runs on ptosim. Vec tiles shrink rows first and never the last (reduction) axis; cube tiles
+accepts runs on ptosim. Vec tiles shrink rows first and never the last axis of a stage that reduces
+over it (a stage without a reduction, e.g. a dequant epilogue, may then split it); cube tiles
 shrink the L0/L1 values of the overflowing buffer, keeping alignment and L1 % L0 == 0. Every
 change is recorded with its reason.
 """
@@ -103,6 +104,8 @@ def fit_vec_tile(
         notes.append(f"vec tile last axis {tile[-1]} -> {fixed}: 32-byte alignment (C-TILE-02)")
         tile[-1] = fixed
     start = list(tile)
+    reduces = any(u.kind == "reduce" for u in uses)
+    split_last = False
     while True:
         worst = None
         for u in uses:
@@ -120,6 +123,13 @@ def fit_vec_tile(
         if worst is None:
             break
         axis = next((i for i in range(len(tile) - 1) if tile[i] > 1), None)
+        if axis is None and not reduces and tile[-1] // 2 >= need and (tile[-1] // 2) % need == 0:
+            # No reduction in this stage (e.g. a dequant epilogue over N): the last axis is an
+            # ordinary elementwise axis and may be split too, keeping the 32-byte alignment.
+            tile[-1] //= 2
+            split_last = True
+            reason = worst[1]
+            continue
         if axis is None:
             raise PatternGenError(
                 Problem(
@@ -131,7 +141,8 @@ def fit_vec_tile(
         tile[axis] = max(1, tile[axis] // 2)
         reason = worst[1]
     if tile != start:
-        notes.append(f"vec tile {start} -> {tile} on {profile.name}: {reason} (C-TILE-03); rows halved, reduction axis kept")
+        how = "rows halved, then the last axis (no reduction in this stage)" if split_last else "rows halved, reduction axis kept"
+        notes.append(f"vec tile {start} -> {tile} on {profile.name}: {reason} (C-TILE-03); {how}")
     return tile, notes
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Mapping
 
 from .errors import PatternGenError, Problem
 
-__all__ = ["finalize", "content_ok", "write_files", "WriteReport", "compare_tree", "Drift"]
+__all__ = ["finalize", "content_ok", "write_files", "check_writes", "WriteReport", "compare_tree", "Drift"]
 
 _HASH_PREFIX = "# content-hash: sha256:"
 
@@ -62,12 +63,25 @@ class WriteReport:
     unchanged: list[Path] = field(default_factory=list)
 
 
+def _file_mode(path: Path) -> int:
+    """The mode the file gets: an existing file keeps its own, a new one the usual 0666 & ~umask
+    (``mkstemp`` alone would leave 0600)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -75,16 +89,40 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def check_writes(folder: Path, files: Mapping[str, str], *, force: bool = False) -> list[Problem]:
+    """The hand-edit problems ``write_files`` would raise, without writing (for multi-folder writes
+    that must refuse before the first byte)."""
+    try:
+        _plan_writes(folder, files, force)
+    except PatternGenError as exc:
+        return list(exc.problems)
+    return []
+
+
 def write_files(folder: Path, files: Mapping[str, str], *, force: bool = False) -> WriteReport:
     """Write ``{relative path: final text}`` into ``folder``; refuse to clobber hand edits.
 
     Everything is checked before the first byte is written, so a refusal leaves the folder as it was.
     """
+    report, plan = _plan_writes(folder, files, force)
+    for path, text in plan:
+        _atomic_write(path, text)
+        report.written.append(path)
+    return report
+
+
+def _plan_writes(folder: Path, files: Mapping[str, str], force: bool) -> tuple[WriteReport, list[tuple[Path, str]]]:
     report = WriteReport()
     problems = []
     plan: list[tuple[Path, str]] = []
+    blocked = next((p for p in [folder, *folder.parents] if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise PatternGenError(Problem("bad-path", f"cannot write into {folder}: {blocked} is a file, not a folder"))
     for rel, text in sorted(files.items()):
         path = folder / rel
+        if path.is_dir():
+            problems.append(Problem("bad-path", f"cannot write {path}: a folder of that name is in the way"))
+            continue
         if path.exists():
             try:
                 old = path.read_text(encoding="utf-8")
@@ -105,10 +143,7 @@ def write_files(folder: Path, files: Mapping[str, str], *, force: bool = False) 
         plan.append((path, text))
     if problems:
         raise PatternGenError(problems)
-    for path, text in plan:
-        _atomic_write(path, text)
-        report.written.append(path)
-    return report
+    return report, plan
 
 
 @dataclass
@@ -143,7 +178,11 @@ def compare_tree(root: Path, expected: Mapping[str, Mapping[str, str]], *, owned
             if not path.exists():
                 drift.missing.append(name)
                 continue
-            old = path.read_text(encoding="utf-8")
+            try:
+                old = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):  # a folder or binary data where a file belongs
+                drift.edited.append(name)
+                continue
             if old == text:
                 continue
             if content_ok(rel, old) is False:

@@ -59,6 +59,10 @@ def load_located(text: str, file: str) -> Located:
         node = loader.get_single_node()
         if node is not None:
             located.data = _build(loader, node, (), located, problems)
+    except _TooLarge:
+        raise PatternGenError(
+            Problem("yaml-syntax", f"the file expands to more than {MAX_NODES} values (aliases of aliases?)", file)
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = " ".join(p for p in (exc.context, exc.problem) if p)
@@ -73,6 +77,10 @@ def load_located(text: str, file: str) -> Located:
         ) from None
     except yaml.YAMLError as exc:
         raise PatternGenError(Problem("yaml-syntax", f"invalid YAML: {exc}", file)) from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise PatternGenError(
+            Problem("yaml-syntax", f"invalid YAML: nested more than {MAX_NESTING} levels deep", file)
+        ) from None
     finally:
         loader.dispose()
     if problems:
@@ -80,17 +88,48 @@ def load_located(text: str, file: str) -> Located:
     return located
 
 
+#: a card needs fewer than ten levels; deeper data is refused before anything recurses over it
+MAX_NESTING = 64
+#: a card has a few thousand values; aliases of aliases ("billion laughs") must not expand forever
+MAX_NODES = 100_000
+
+
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _TooLarge(Exception):
+    pass
+
+
 def _build(loader: yaml.SafeLoader, node: yaml.Node, path: Path, located: Located, problems: list[Problem]) -> Any:
     located.marks[path] = _pos(node)
+    if len(located.marks) > MAX_NODES:
+        raise _TooLarge
+    if len(path) > MAX_NESTING and isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        if not any(p.message.startswith("nested more than") for p in problems):
+            problems.append(Problem("yaml-syntax", f"nested more than {MAX_NESTING} levels deep", located.file, *_pos(node)))
+        return None
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_TAGS:
+        # safe_load refuses python/* tags and builds sets/omaps: neither belongs in a card
+        problems.append(Problem("yaml-syntax", f"the YAML tag {node.tag!r} is not allowed in a card", located.file, *_pos(node)))
+        return None
     if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
+        own = sum(1 for key_node, _ in node.value if key_node.tag != _MERGE_TAG)
+        loader.flatten_mapping(node)  # merged pairs (``<<: *anchor``) first, then the mapping's own
+        merged_count = len(node.value) - own
         out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        merged: set[Any] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = loader.construct_object(key_node, deep=True)
             if isinstance(key, (list, dict)):
                 problems.append(Problem("yaml-syntax", "a mapping key must be a scalar", located.file, *_pos(key_node)))
                 continue
-            if key in out:
+            if index < merged_count:
+                merged.add(key)  # a later merged mapping, or the mapping's own key, overrides it
+            elif key in merged:
+                merged.discard(key)
+            elif key in out:
                 line, col = _pos(key_node)
                 problems.append(
                     Problem("yaml-syntax", f"duplicate key {key!r}; the later value would hide the earlier one", located.file, line, col)

@@ -13,7 +13,7 @@ platform profile (``use_platform``), validates every runtime and pass option and
 tile op for the cost model. It never imports pattern-gen.
 """
 
-from . import experimental, frontend, testing
+from . import cost, experimental, frontend, testing
 from .cast import CastMode, SaturationMode
 from .config import get_pass_options, options, set_options, set_pass_options, set_semantic_label
 from .control import loop, loop_unroll, unroll_schedule
@@ -31,7 +31,8 @@ from .errors import (
     TileShapeError,
 )
 from .machine import use_platform
-from .ops import abs, add, amax, assemble, cast, div, exp, full, mul, reshape, rsqrt, sqrt, sub, sum, view, zeros
+from .movement import assemble, reshape, view
+from .ops import abs, add, amax, cast, div, exp, full, mul, rsqrt, sqrt, sub, sum, zeros
 from .options import RunMode
 from .platform import Profile, available_platforms, load_platform
 from .symbolic import SymbolicScalar
@@ -56,7 +57,7 @@ tensor = Tensor  # PyPTO spells the named-buffer constructor both ways
 __version__ = "0.1.0"
 
 __all__ = [
-    "frontend", "experimental", "testing",
+    "frontend", "experimental", "testing", "cost",
     "Tensor", "tensor", "DYNAMIC", "STATIC", "CachePolicy", "DataType", "bytes_of", "SymbolicScalar",
     "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_FP16", "DT_FP32", "DT_BF16", "DT_BOOL",
     "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",

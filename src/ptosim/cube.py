@@ -2,8 +2,10 @@
 
 Numerics: the products are accumulated in FP32 (INT32 for INT8 inputs, exactly) and rounded once
 to ``out_dtype``; the accumulation order is free (SPEC §4.2). Speed (SPEC §4.6): BF16/FP16 operands
-widen exactly to FP32 and go through one BLAS sgemm; INT8 operands go through an FP64 GEMM, exact
-while 127^2 * K < 2^53; a read-only GM operand (a weight) is widened once per kernel call.
+widen exactly to FP32 and go through BLAS sgemm; INT8 operands go through an FP64 GEMM, exact
+while 127^2 * K < 2^53. A 2-D matmul is deferred and batched with the other matmuls on the same
+B operand, so a loop's iterations share one GEMM (lazy.py); a large GM weight is streamed through
+a cache-sized FP32 scratch on its first use (gemm.py) and widened once per call if used again.
 
 MX (``scaled_mm``, Ascend 950): out = (A * sa) @ (B * sb) where every run of 32 consecutive
 elements along K shares one E8M0 scale (OCP MX v1.0, block 32). Scales use PyPTO's layout:
@@ -15,13 +17,14 @@ FP32 (an FP8 value times a power of two), so one FP32 GEMM gives the FP32-accumu
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .cast import CastMode, cast_array, to_float32
 from .dtypes import DataType, dtype_from_name
 from .errors import DTypeError, PlatformError, ShapeError
+from .gemm import streamable, streamed_matmul
 from .lazy import GemmBatch
 from .machine import Machine, current_machine
 from .ops import _result, _require_tensor, _valid_of
@@ -45,6 +48,24 @@ def _operand(machine: Machine, t: Tensor, trans: bool, exact64: bool) -> np.ndar
         if t.kind == "gm":
             machine.widened[key] = wide
     return np.swapaxes(wide, -1, -2) if trans else wide
+
+
+def _product(machine: Machine, b: Tensor, trans: bool, exact64: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """``lhs -> lhs @ B`` for a batch. A large BF16/FP16 weight is streamed through a small FP32
+    scratch (gemm.py) the first time it is used in a call, and widened whole (and kept) only if it
+    is used again, so a weight used once is never copied to FP32 in full."""
+    key = (b.uid, b.dims, "32")
+    if b.kind != "gm" or exact64 or key in machine.widened or not streamable(b.dtype, b.size):
+        rhs = _operand(machine, b, trans, exact64)
+        return lambda lhs: np.matmul(lhs, rhs)
+
+    def product(lhs: np.ndarray) -> np.ndarray:
+        if key in machine.streamed:  # second use in this call: widen once, reuse from now on
+            return np.matmul(lhs, _operand(machine, b, trans, False))
+        machine.streamed.add(key)
+        return streamed_matmul(lhs, b.data, b.dtype, trans)
+
+    return product
 
 
 def _round_out(acc: np.ndarray, out_dtype: DataType) -> np.ndarray:
@@ -138,7 +159,6 @@ def matmul(
             "enable_split_k needs an FP32/INT32 output and no extend_params", code="argument", op=op, label=machine.label
         )
     lhs = _operand(machine, a, a_trans, integer)
-    rhs = _operand(machine, b, b_trans, integer)
     if rank == 2 and not extend:
         # Deferred: joins the open batch of this B operand, one GEMM for all of them (lazy.py).
         out_shape = (m, n)
@@ -146,11 +166,12 @@ def matmul(
         key = ("matmul", b.uid, b.dims, b_trans, integer, out_dt)
         batch = machine.batches.get(key)
         if batch is None:
-            batch = GemmBatch(machine, key, rhs, functools.partial(_round_out, out_dtype=out_dt))
+            product = _product(machine, b, b_trans, integer)
+            batch = GemmBatch(machine, key, product, functools.partial(_round_out, out_dtype=out_dt))
             machine.batches[key] = batch
         batch.add(lhs, out, (a.uid, b.uid))
     else:
-        acc = np.matmul(lhs, rhs)
+        acc = np.matmul(lhs, _operand(machine, b, b_trans, integer))
         if dequant:
             acc = acc.astype(np.float64) if integer else acc
             scale = extend["scale"] if "scale" in extend else _widen_param(extend["scale_tensor"])

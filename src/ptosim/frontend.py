@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .dtypes import DataType, dtype_of_array
+from .dtypes import dtype_of_array
 from .errors import DTypeError, OptionError, ShapeError, warn
 from .machine import Machine, default_platform, running
 from .options import no_effect_warnings, validate_pass_options, validate_runtime_options

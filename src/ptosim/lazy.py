@@ -28,12 +28,18 @@ __all__ = ["GemmBatch", "PendingWrites"]
 class GemmBatch:
     """Matmuls sharing one widened B operand whose results nobody has read yet."""
 
-    __slots__ = ("machine", "key", "rhs", "finish", "lhs", "outs", "reads")
+    __slots__ = ("machine", "key", "product", "finish", "lhs", "outs", "reads")
 
-    def __init__(self, machine: "Machine", key: tuple, rhs: np.ndarray, finish: Callable[[np.ndarray], np.ndarray]):
+    def __init__(
+        self,
+        machine: "Machine",
+        key: tuple,
+        product: Callable[[np.ndarray], np.ndarray],
+        finish: Callable[[np.ndarray], np.ndarray],
+    ):
         self.machine = machine
         self.key = key
-        self.rhs = rhs  # [K, N], widened
+        self.product = product  # widened lhs rows [M, K] -> accumulator [M, N]
         self.finish = finish  # accumulator -> stored result (rounding to out_dtype)
         self.lhs: list[np.ndarray] = []
         self.outs: list["Tensor"] = []
@@ -49,8 +55,10 @@ class GemmBatch:
         """Run the one GEMM and hand every member its rows."""
         if self.machine.batches.get(self.key) is self:
             del self.machine.batches[self.key]
+        if not self.lhs:  # settled already
+            return
         lhs = self.lhs[0] if len(self.lhs) == 1 else np.concatenate(self.lhs, axis=0)
-        result = self.finish(np.matmul(lhs, self.rhs))
+        result = self.finish(self.product(lhs))
         row = 0
         for part, out in zip(self.lhs, self.outs):
             n = part.shape[0]
@@ -68,6 +76,10 @@ class PendingWrites:
     def __init__(self, machine: "Machine") -> None:
         self.machine = machine
         self.writes: list[tuple[tuple[slice, ...], "Tensor", tuple[slice, ...]]] = []
+
+    def reads(self, uid: int) -> bool:
+        """True when a pending write still has to read tensor ``uid``."""
+        return any(src.uid == uid for _, src, _ in self.writes)
 
     def settle(self, target: "Tensor") -> None:
         target._lazy = None  # first: the writes below read and write target._data directly

@@ -65,6 +65,8 @@ class Machine:
     vec_checks: dict[tuple, tuple[int, ...]] = field(default_factory=dict)
     #: widened copies of GM matmul operands, made once per call (SPEC §4.6); key (uid, dims, form)
     widened: dict[tuple[int, tuple[int, ...], str], np.ndarray] = field(default_factory=dict)
+    #: GM weights already streamed once through gemm.streamed_matmul in this call (uid, dims, form)
+    streamed: set[tuple[int, tuple[int, ...], str]] = field(default_factory=set)
     #: open matmul batches (``lazy.GemmBatch``) by B operand and output form
     batches: dict[tuple, Any] = field(default_factory=dict)
     #: tensors with deferred ``assemble`` writes, by uid
@@ -121,15 +123,18 @@ class Machine:
 
     # -- deferred work (see lazy.py) ---------------------------------------------------------
     def before_write(self, uid: int) -> None:
-        """Settle every open matmul batch that may alias tensor ``uid``'s storage, and drop its
-        widened copies, before that storage changes."""
+        """Before tensor ``uid``'s storage changes: settle every open matmul batch and every
+        deferred write that still has to read it, and drop its widened copies."""
         for batch in [b for b in self.batches.values() if uid in b.reads]:
             batch.settle()
+        for target in [t for t in self.pending_targets.values() if t.uid != uid and t._lazy.reads(uid)]:
+            target.data  # noqa: B018 - reading settles the pending writes
         self.drop_widened(uid)
 
     def drop_widened(self, uid: int) -> None:
         for key in [k for k in self.widened if k[0] == uid]:
             del self.widened[key]
+        self.streamed = {k for k in self.streamed if k[0] != uid}
 
     def settle_all(self) -> None:
         """Apply every deferred write (the kernel's outputs are complete afterwards)."""

@@ -1,4 +1,4 @@
-"""Vector ops and data movement: elementwise, reductions, cast, full/zeros, view, assemble, reshape.
+"""Vector ops: elementwise, reductions, cast, full/zeros (data movement is in movement.py).
 
 Numerics (SPEC §4.2): each op runs over all of its tiles in one NumPy call. Floating-point ops are
 computed in FP32 (BF16/FP16/FP8 operands widen exactly) and rounded once, ties-to-even, to the
@@ -19,7 +19,6 @@ import numpy as np
 from .cast import CastMode, SaturationMode, cast_array, is_exact, to_float32
 from .dtypes import DataType, dtype_from_name
 from .errors import DTypeError, ShapeError
-from .lazy import GemmBatch, PendingWrites
 from .machine import Machine, current_machine
 from .platform import OpKind
 from .symbolic import SymbolicScalar, concrete
@@ -40,9 +39,6 @@ __all__ = [
     "cast",
     "full",
     "zeros",
-    "view",
-    "assemble",
-    "reshape",
 ]
 
 _FP32 = DataType.DT_FP32
@@ -422,165 +418,3 @@ def zeros(
     """``zeros([4, 128], dtype=...)`` or ``zeros(4, 128, dtype=...)`` as in PyPTO 0.2.0."""
     shape = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
     return full(shape, 0, dtype, valid_shape=valid_shape)
-
-
-# --- views, assemble, reshape ------------------------------------------------------------------
-
-
-def view(
-    input: Tensor,
-    shape: Sequence[int],
-    offsets: Sequence[Any],
-    *,
-    valid_shape: Sequence[Any] | None = None,
-    dtype: DataType | str | None = None,
-) -> Tensor:
-    """A ``shape`` block of ``input`` at ``offsets``; past ``valid_shape`` it reads as zero."""
-    op = "view"
-    machine = current_machine(op)
-    src = _require_tensor(input, op, "input")
-    dims = _static_shape(shape, op)
-    if len(dims) != src.dim or len(offsets) != src.dim:
-        raise ShapeError(
-            f"view of a rank-{src.dim} tensor {src.name!r} needs rank-{src.dim} shape and offsets, "
-            f"got shape {list(shape)}, offsets {list(offsets)}",
-            code="rank-mismatch",
-            op=op,
-            label=machine.label,
-            constraint="C-DATA-02",
-        )
-    offs = tuple(concrete(o) for o in offsets)
-    valid = _valid_arg(valid_shape, dims, op, machine) or dims
-    src_valid = _valid_of(src)
-    for i, (o, v, n) in enumerate(zip(offs, valid, src.dims)):
-        if o < 0 or o + v > n:
-            raise ShapeError(
-                f"axis {i}: offset {o} + extent {v} exceeds {src.name!r} extent {n}",
-                code="out-of-bounds",
-                op=op,
-                label=machine.label,
-                constraint="C-DATA-02",
-                hint="pass valid_shape for a partial tail tile",
-            )
-    # Padding of the source (past its own valid extent) also reads as zero.
-    valid = tuple(max(0, min(v, sv - o)) for v, sv, o in zip(valid, src_valid, offs))
-    block = src.data[tuple(slice(o, o + v) for o, v in zip(offs, valid))]
-    if valid == dims:
-        data = block.copy()
-    else:
-        data = np.zeros(dims, dtype=src.data.dtype)
-        data[tuple(slice(0, v) for v in valid)] = block
-    out_dtype = src.dtype
-    if dtype is not None:
-        out_dtype = dtype_from_name(dtype)
-        if (dims[-1] * src.dtype.nbytes) % out_dtype.nbytes:
-            raise ShapeError(f"cannot reinterpret a last axis of {dims[-1]} {src.dtype.short} as {out_dtype.short}", op=op)
-        data = np.ascontiguousarray(data).view(out_dtype.np_dtype)
-        scale = src.dtype.nbytes / out_dtype.nbytes
-        valid = valid[:-1] + (int(valid[-1] * scale),)
-        dims = data.shape
-    out = _result(machine, data, out_dtype, valid if valid != tuple(dims) else None)
-    machine.emit(op, "S", [src.ref()], out.ref(), offsets=offs)
-    return out
-
-
-def assemble(input: Any, offsets: Any, out: Tensor | None = None, parallel: bool = False) -> None:
-    """Write ``input``'s valid region into ``out`` at ``offsets`` (or a list of ``(t, offsets)``)."""
-    op = "assemble"
-    machine = current_machine(op)
-    if isinstance(input, (list, tuple)):  # assemble([(t, offs), ...], out, parallel)
-        pieces, target = list(input), offsets
-        if isinstance(out, bool):
-            parallel = out
-    else:
-        pieces, target = [(input, offsets)], out
-    target = _require_tensor(target, op, "out")
-    for piece, offs in pieces:
-        src = _require_tensor(piece, op, "input")
-        if src.dim != target.dim or len(offs) != target.dim:
-            raise ShapeError(
-                f"source rank {src.dim}, target {target.name!r} rank {target.dim}, {len(offs)} offsets; all must match",
-                code="rank-mismatch",
-                op=op,
-                label=machine.label,
-                constraint="C-DATA-02",
-            )
-        if src.dtype != target.dtype:
-            raise DTypeError(
-                f"source is {src.dtype.short} but {target.name!r} is {target.dtype.short}",
-                op=op,
-                label=machine.label,
-                hint="cast before assembling",
-            )
-        o = tuple(concrete(x) for x in offs)
-        valid = _valid_of(src)
-        for i, (oi, v, n) in enumerate(zip(o, valid, target.dims)):
-            if oi < 0 or oi + v > n:
-                raise ShapeError(
-                    f"axis {i}: offset {oi} + valid extent {v} exceeds {target.name!r} extent {n}",
-                    code="out-of-bounds",
-                    op=op,
-                    label=machine.label,
-                    constraint="C-DATA-02",
-                )
-        _write(machine, target, tuple(slice(oi, oi + v) for oi, v in zip(o, valid)), src, tuple(slice(0, v) for v in valid))
-        machine.emit(op, "S", [src.ref()], target.ref(), offsets=o, parallel=bool(parallel))
-
-
-def _write(machine: Machine, target: Tensor, dst: tuple[slice, ...], src: Tensor, src_idx: tuple[slice, ...]) -> None:
-    """``target[dst] = src[src_idx]``; deferred while ``src`` is a deferred matmul result (lazy.py)."""
-    if isinstance(target._lazy, GemmBatch):  # the target itself is a deferred result: settle it
-        target.data  # noqa: B018
-    if src._lazy is not None and target.uid not in machine.aliased:
-        pending = target._lazy
-        if pending is None:
-            pending = target._lazy = PendingWrites(machine)
-            machine.pending_targets[target.uid] = target
-        pending.writes.append((dst, src, src_idx))
-        machine.drop_widened(target.uid)
-        return
-    storage = target.data  # settles earlier deferred writes, in order
-    machine.before_write(target.uid)
-    storage[dst] = src.data[src_idx]
-
-
-def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] | None = None, inplace: bool = False) -> Tensor:
-    op = "reshape"
-    machine = current_machine(op)
-    src = _require_tensor(input, op, "input")
-    dims = list(shape)
-    if -1 in dims:
-        if dims.count(-1) > 1:
-            raise ShapeError("at most one -1 in a reshape", op=op)
-        known = int(np.prod([d for d in dims if d != -1]))
-        dims[dims.index(-1)] = src.size // max(known, 1)
-    dims_t = _static_shape(dims, op)
-    if int(np.prod(dims_t)) != src.size:
-        raise ShapeError(
-            f"cannot reshape {list(src.dims)} ({src.size} elements) to {list(dims_t)}",
-            code="shape-mismatch",
-            op=op,
-            label=machine.label,
-        )
-    valid = _valid_arg(valid_shape, dims_t, op, machine)
-    if valid is None and src.valid is not None:
-        if src.dims[0] == dims_t[0] and src.valid[1:] == src.dims[1:]:
-            valid = (src.valid[0],) + dims_t[1:]
-        else:
-            raise ShapeError(
-                f"reshape of a partially valid tensor (valid {list(src.valid)}) needs valid_shape",
-                code="valid-shape",
-                op=op,
-                label=machine.label,
-                constraint="C-DATA-04",
-            )
-    data = src.data.reshape(dims_t)
-    if inplace:
-        src_kind, name, uid = src.kind, src.name, src.uid
-        machine.aliased.add(uid)  # two Tensor objects now share this storage
-    else:
-        src_kind, name, uid = "tile", f"t{machine._uid + 1}", machine.next_uid()
-    out = Tensor.wrap(data, src.dtype, name=name, kind=src_kind, uid=uid, valid=valid)
-    out.cache_policy = dict(src.cache_policy)
-    machine.emit(op, "S", [src.ref()], out.ref(), inplace=bool(inplace))
-    return out

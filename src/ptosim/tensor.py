@@ -101,9 +101,11 @@ class Tensor(metaclass=_TensorMeta):
             return
         machine = current_machine("Tensor")
         dt = dtype_from_name(dtype)
+        # PyPTO tensors may have symbolic (dynamic) dims; ptosim allocates their current value.
         dims = [concrete(d) if isinstance(d, SymbolicScalar) else d for d in shape]
-        if any(isinstance(d, SymbolicScalar) or not isinstance(d, (int, np.integer)) or d <= 0 for d in dims):
-            raise ShapeError(f"buffer {name!r} shape {list(shape)} must be positive compile-time ints", op="Tensor")
+        if any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0 for d in dims):
+            raise ShapeError(f"buffer {name!r} shape {list(shape)} must be positive ints or symbolic scalars",
+                             code="argument", op="Tensor")
         self._setup(poison(dims, dt), dt, name or f"buf{machine._uid + 1}", "buffer", machine.next_uid())
 
     def _setup(self, data: np.ndarray | None, dtype: DataType, name: str, kind: str, uid: int,

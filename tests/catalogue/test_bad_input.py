@@ -446,3 +446,64 @@ def test_missing_path_on_the_command_line(cli, tmp_path):
     run.assert_bad_input()
     assert run.codes() == ["bad-path"]
     assert "nope" in run.problems[0][0]
+
+
+# --- the other files of the catalogue -------------------------------------------------------------------
+
+
+def test_unknown_key_in_the_constraint_catalogue(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit("constraints.yaml", "    level: must\n", "    levl: must\n")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, "constraints.yaml", cat.line("constraints.yaml", "levl:"), 5)
+    assert "valid keys: consequence, id, level, rule, source" in text and "did you mean 'level'?" in text
+
+
+def test_constraint_defined_twice(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit("constraints.yaml", "  - id: C-API-02", "  - id: C-API-01")
+    text = only(validate(cli, cat), "duplicate-id")
+    assert_at(text, cat, "constraints.yaml", cat.line("constraints.yaml", "id: C-API-01", nth=2))
+
+
+def test_broken_platform_profile_has_its_line(cli, catalogue_copy):
+    cat = catalogue_copy
+    text = cat.text("platforms/a2a3.yaml")
+    first = next(ln for ln in text.splitlines() if ":" in ln and not ln.lstrip().startswith("#"))
+    cat.edit("platforms/a2a3.yaml", first, first.replace(":", ": :", 1))
+    problem = only(validate(cli, cat), "yaml-syntax")
+    assert problem.startswith(f"{cat.path('platforms/a2a3.yaml')}:{cat.line('platforms/a2a3.yaml', first.replace(':', ': :', 1))}:")
+
+
+# --- more card rules -------------------------------------------------------------------------------------
+
+
+def test_skeleton_with_an_atom_id(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.write("skeletons/AT-12-odd.yaml", cat.text(SK03).replace("id: SK-03", "id: AT-12"))
+    text = only(validate(cli, cat), "card-id")
+    assert_at(text, cat, "skeletons/AT-12-odd.yaml", 1, 5)
+    assert "SK-" in text
+
+
+def test_param_ref_to_an_unknown_parameter(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit("atoms/AT-11-norm-quant-linear.yaml", "quant_mode: {param: quant_mode}", "quant_mode: {param: quant_mod}")
+    text = only(validate(cli, cat), "unknown-param")
+    assert_at(text, cat, "atoms/AT-11-norm-quant-linear.yaml", cat.line("atoms/AT-11-norm-quant-linear.yaml", "quant_mod}"))
+    assert "did you mean 'quant_mode'?" in text
+
+
+def test_param_ref_of_a_non_dtype_parameter_used_as_a_dtype(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "y: {shape: [T, N], dtype: {param: out_dtype}", "y: {shape: [T, N], dtype: {param: has_bias}")
+    text = only(validate(cli, cat), "bad-param-value")
+    assert_at(text, cat, SK03, cat.line(SK03, "{param: has_bias}"))
+    assert "true/false" in text
+
+
+def test_empty_dtype_list(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "x: {shape: [T, K], dtype: BF16}", "x: {shape: [T, K], dtype: []}")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, SK03, cat.line(SK03, "dtype: []"))

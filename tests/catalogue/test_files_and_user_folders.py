@@ -175,3 +175,22 @@ def test_missing_user_folder(cli, tmp_path):
     run = cli("--catalogue", str(tmp_path / "nope"), "list")
     run.assert_bad_input()
     assert run.codes() == ["bad-path"]
+
+
+def test_show_of_a_card_that_fails_validation_does_not_crash(cli, shipped, tmp_path):
+    """``show`` does not run the checks: a card with a dangling ``{param: …}`` still shows."""
+    user = tmp_path / "mine"
+    _copy(
+        shipped,
+        "atoms/AT-11-norm-quant-linear.yaml",
+        user / "AT-21-odd.yaml",
+        ("id: AT-11", "id: AT-21"),
+    )
+    card = user / "AT-21-odd.yaml"
+    card.write_text(card.read_text().replace("quant_mode: {param: quant_mode}", "quant_mode: {param: quant_mod}"))
+    run = cli("--catalogue", str(user), "show", "AT-21")
+    assert run.exit_code == 0, run.stderr + repr(run.exception)
+    assert "not available" in run.stdout
+    run = cli("--catalogue", str(user), "validate")
+    run.assert_bad_input()
+    assert run.codes() == ["unknown-param"]

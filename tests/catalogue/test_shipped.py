@@ -170,6 +170,18 @@ def test_show_is_case_insensitive_and_has_a_human_table(cli):
         assert word in run.stdout
 
 
+@pytest.mark.parametrize("card_id", ALL)
+def test_show_every_card(cli, card_id):
+    run = cli("show", card_id)
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout.startswith(card_id)
+    assert "not available" not in run.stdout
+    run = cli("show", card_id, "--json")
+    assert run.exit_code == 0, run.stderr
+    detail = json.loads(run.stdout)
+    assert detail["id"] == card_id and isinstance(detail["parameters"], list)
+
+
 def test_show_skeleton_json(cli):
     run = cli("show", "SK-04", "--json")
     assert run.exit_code == 0, run.stderr

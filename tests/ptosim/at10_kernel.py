@@ -47,13 +47,21 @@ def build_at10(
         raise ValueError(f"variant must be 'A' or 'B', got {variant!r}")
     T = pypto.DYNAMIC
     cube_m, cube_k, cube_n = (list(v) for v in cube)
+    options = dict(
+        runtime_options={"stitch_function_max_num": 128},
+        pass_options={"cube_l1_reuse_setting": {-1: 2, 1: 1}, "vec_nbuffer_setting": {0: 2}},
+    )
 
-    def body(x, g, weight, y):
+    @pypto.frontend.jit(**options)
+    def at10_rmsnorm_linear(
+        x: pypto.Tensor[[T, k], BF16],
+        gamma: pypto.Tensor[[k], BF16],
+        weight: pypto.Tensor[[n, k], BF16],
+        y: pypto.Tensor[[T, n], BF16],
+    ):
         pypto.experimental.set_operation_options(combine_axis=True)
-        gf = None
-        if g is not None:
-            pypto.set_vec_tile_shapes(1, k)
-            gf = pypto.cast(pypto.reshape(g, [1, k], inplace=True), FP32)
+        pypto.set_vec_tile_shapes(1, k)
+        gf = pypto.cast(pypto.reshape(gamma, [1, k], inplace=True), FP32)
         for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[unroll]):
             xt = pypto.view(x, [tile, k], [off, 0])
             pypto.set_semantic_label("rmsnorm")
@@ -64,29 +72,21 @@ def build_at10(
             out = pypto.matmul(xn, weight, BF16, b_trans=True)
             pypto.assemble(out, [off, 0], y)
 
-    options = dict(
-        runtime_options={"stitch_function_max_num": 128},
-        pass_options={"cube_l1_reuse_setting": {-1: 2, 1: 1}, "vec_nbuffer_setting": {0: 2}},
-    )
-    if gamma:
-
-        @pypto.frontend.jit(**options)
-        def at10_rmsnorm_linear(
-            x: pypto.Tensor[[T, k], BF16],
-            g: pypto.Tensor[[k], BF16],
-            weight: pypto.Tensor[[n, k], BF16],
-            y: pypto.Tensor[[T, n], BF16],
-        ):
-            body(x, g, weight, y)
-
-        return at10_rmsnorm_linear
-
     @pypto.frontend.jit(**options)
     def at10_rmsnorm_linear_nogamma(
         x: pypto.Tensor[[T, k], BF16],
         weight: pypto.Tensor[[n, k], BF16],
         y: pypto.Tensor[[T, n], BF16],
     ):
-        body(x, None, weight, y)
+        pypto.experimental.set_operation_options(combine_axis=True)
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[unroll]):
+            xt = pypto.view(x, [tile, k], [off, 0])
+            pypto.set_semantic_label("rmsnorm")
+            pypto.set_vec_tile_shapes(rows, k)
+            xn = _rms_norm(xt, None, k, tile, variant)
+            pypto.set_semantic_label("linear")
+            pypto.set_cube_tile_shapes(cube_m, cube_k, cube_n)
+            out = pypto.matmul(xn, weight, BF16, b_trans=True)
+            pypto.assemble(out, [off, 0], y)
 
-    return at10_rmsnorm_linear_nogamma
+    return at10_rmsnorm_linear if gamma else at10_rmsnorm_linear_nogamma

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import struct
-import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from fractions import Fraction

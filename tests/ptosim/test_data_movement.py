@@ -183,6 +183,25 @@ def test_a_deferred_matmul_result_and_later_reads_of_its_target_agree():
     assert (w == 0).all() and (x == 0).all()
 
 
+def test_writing_into_a_deferred_result_after_assembling_it_keeps_program_order():
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor[[16, 32], pypto.DT_FP32], w: pypto.Tensor[[32, 32], pypto.DT_FP32],
+          y: pypto.Tensor[[16, 32], pypto.DT_FP32], z: pypto.Tensor[[16, 32], pypto.DT_FP32]):
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+        r = pypto.matmul(x, w, pypto.DT_FP32)
+        pypto.assemble(r, [0, 0], y)  # deferred: r is not computed yet
+        pypto.assemble(pypto.view(x, [16, 32], [0, 0]), [0, 0], r)  # then r is overwritten
+        pypto.assemble(r, [0, 0], z)
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(-4, 5, (16, 32)).astype(np.float32)
+    w = rng.integers(-4, 5, (32, 32)).astype(np.float32)
+    y, z = np.zeros((16, 32), np.float32), np.zeros((16, 32), np.float32)
+    k(x, w, y, z)
+    np.testing.assert_array_equal(y, x.astype(np.int64) @ w.astype(np.int64))
+    np.testing.assert_array_equal(z, x)
+
+
 # --- reshape ---------------------------------------------------------------------------------
 
 

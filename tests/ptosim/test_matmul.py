@@ -135,6 +135,42 @@ def test_matmul_inside_a_loop_equals_one_matmul_per_iteration(run):
     np.testing.assert_array_equal(out, (x64 @ w64.T).astype(np.float32))
 
 
+@pytest.mark.parametrize("b_trans", [False, True])
+def test_large_weight_streamed_then_widened_gives_the_exact_product(b_trans):
+    # >= 1M elements: the first use streams the weight block by block (gemm.py), the second use
+    # widens it whole; both must be the exact product
+    k, n = 1024, 1536
+    x64 = small_ints((16, k))
+    w64 = small_ints((n, k) if b_trans else (k, n))
+    ref = x64 @ (w64.T if b_trans else w64)
+
+    @pypto.frontend.jit
+    def k2(x: pypto.Tensor[[16, k], pypto.DT_BF16], w: pypto.Tensor[list(w64.shape), pypto.DT_BF16],
+           y1: pypto.Tensor[[16, n], pypto.DT_FP32], y2: pypto.Tensor[[16, n], pypto.DT_FP32]):
+        pypto.set_cube_tile_shapes([16, 16], [256, 512], [128, 256])
+        pypto.set_vec_tile_shapes(16, 512)
+        first = pypto.matmul(x, w, pypto.DT_FP32, b_trans=b_trans)
+        pypto.assemble(pypto.add(first, 0.0), [0, 0], y1)  # read now: settles the first batch
+        pypto.assemble(pypto.matmul(x, w, pypto.DT_FP32, b_trans=b_trans), [0, 0], y2)
+
+    y1, y2 = np.zeros((16, n), np.float32), np.zeros((16, n), np.float32)
+    k2(x64.astype(BF16_NP), w64.astype(BF16_NP), y1, y2)
+    np.testing.assert_array_equal(y1, ref.astype(np.float32))
+    np.testing.assert_array_equal(y2, ref.astype(np.float32))
+
+
+@pytest.mark.parametrize("k,n,trans", [(1024, 32768, False), (4096, 1536, True), (1024, 1000, False),
+                                        (64, 100_000, True), (96, 4100, False)])
+@pytest.mark.parametrize("np_dtype,dt", [(BF16_NP, pypto.DT_BF16), (np.float16, pypto.DT_FP16)])
+def test_streamed_matmul_blocks_cover_every_column(k, n, trans, np_dtype, dt):
+    from ptosim.gemm import streamed_matmul
+
+    w64 = small_ints((n, k) if trans else (k, n))
+    a64 = small_ints((16, k))
+    out = streamed_matmul(a64.astype(np.float32), w64.astype(np_dtype), dt, trans)
+    np.testing.assert_array_equal(out, (a64 @ (w64.T if trans else w64)).astype(np.float32))
+
+
 # --- MX scaled_mm ---------------------------------------------------------------------------
 
 

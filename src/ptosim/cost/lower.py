@@ -1,0 +1,306 @@
+"""Lowering of recorded ops to the tile ops PyPTO's cost model prices, one task at a time.
+
+A vector task is one row block (``instance``) of a group of vector ops that share a tile grid:
+COPY_IN of every operand the task does not produce itself, the vector tile ops, COPY_OUT of every
+result another task, root or the kernel's outputs need. A cube task is one ``mL0 x nL0`` output
+tile with the K loop inside: per ``kL1`` chunk COPY_IN of the A and B blocks (MTE_IN), per ``kL0``
+step L1->L0A / L1->L0B (MTE1) and A_MUL_B / A_MULACC_B (CUBE), and COPY_OUT of L0C at the end.
+This follows what PyPTO 0.2.0's pipe swimlane shows for the same kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..record import OpRecord, TensorRef
+from .latency import tileop_cycles
+from .params import CostParams
+
+__all__ = ["TileOp", "Body", "rows_cols", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
+
+Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
+
+_BYTES = {"FP32": 4, "INT32": 4, "FP16": 2, "BF16": 2, "INT16": 2, "INT8": 1, "UINT8": 1, "BOOL": 1,
+          "INT64": 8, "FP8E4M3": 1, "FP8E5M2": 1, "FP8E8M0": 1}
+_BINARY = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "DIV", "maximum": "MAXIMUM", "minimum": "MINIMUM"}
+_SCALAR = {"add": "ADDS", "sub": "SUBS", "mul": "MULS", "div": "DIVS"}
+_UNARY = {"sqrt": "SQRT", "exp": "EXP", "abs": "ABS", "neg": "NEG", "reciprocal": "RECIPROCAL", "ln": "LN",
+          "log": "LN", "cast": "CAST"}
+
+
+def nbytes_of(dtype: str) -> int:
+    return _BYTES.get(dtype.upper(), 4)
+
+
+def rows_cols(shape: Sequence[int]) -> tuple[int, int]:
+    """The 2-D view used for tiles and boxes: (product of the leading dims, last dim)."""
+    if not shape:
+        return 1, 1
+    if len(shape) == 1:
+        return 1, int(shape[0])
+    return int(math.prod(shape[:-1])), int(shape[-1])
+
+
+@dataclass
+class TileOp:
+    name: str
+    pipe: str  #: MTE_IN, MTE1, CUBE, VECTOR, MTE_OUT
+    cycles: int
+    deps: tuple[int, ...]
+    shape: tuple[int, ...]  #: the tile this op works on (for the trace)
+    nbytes: int  #: bytes of that tile
+    gm: tuple[int, Box, bool] | None = None  #: (tensor uid, box, cacheable) for L2 (copies only)
+    src: int = -1  #: seq of the recorded op
+
+
+@dataclass
+class Body:
+    """The tile ops of one task plus what it reads and writes (for dependencies)."""
+
+    ops: list[TileOp] = field(default_factory=list)
+    reads: list[tuple[int, Box, bool]] = field(default_factory=list)  #: (uid, box, through_view)
+    writes: list[tuple[int, Box]] = field(default_factory=list)
+    ub_bytes: int = 0
+    loaded: dict[Any, int] = field(default_factory=dict)  #: copy-in dedup: key -> op index
+    record_ops: list[int] = field(default_factory=list)
+
+    def add(self, op: TileOp) -> int:
+        self.ops.append(op)
+        return len(self.ops) - 1
+
+
+# Resolves a read of (uid, box) to the tensor that holds the data: (base uid, box, through_view, cacheable).
+Resolver = Callable[[int, Box], tuple[int, Box, bool, bool]]
+
+
+# --- vector --------------------------------------------------------------------------------------
+
+
+def vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
+    """(rows R, tile rows tr, cols C, tile cols tc) of a vector op: its largest operand tiled by op.tile."""
+    shapes = [t.shape for t in op.inputs] + ([op.output.shape] if op.output is not None else [])
+    big = max(shapes, key=lambda s: math.prod(s) if s else 1) if shapes else (1,)
+    R, C = rows_cols(big)
+    tile = tuple(op.tile) if op.tile else tuple(big)
+    tr, tc = rows_cols(tile) if len(tile) >= 2 else (1, int(tile[0]) if tile else 1)
+    return R, max(1, min(tr, R)), C, max(1, min(tc, C))
+
+
+def _box(ref: TensorRef, R: int, r0: int, r1: int) -> Box:
+    ro, co = rows_cols(ref.shape)
+    if ro == R:
+        return (r0, r1, 0, co)
+    if ro == 1:
+        return (0, 1, 0, co)
+    return (0, ro, 0, co)
+
+
+def _col_tiles(box: Box, tc: int, nct: int) -> list[Box]:
+    r0, r1, c0, c1 = box
+    if nct == 1 or c1 - c0 <= 1:
+        return [box] * nct
+    tiles = [(r0, r1, c, min(c + tc, c1)) for c in range(c0, c1, tc)]
+    tiles += [tiles[-1]] * max(0, nct - len(tiles))
+    return tiles[:nct]
+
+
+def _shape(box: Box) -> tuple[int, int]:
+    return (box[1] - box[0], box[3] - box[2])
+
+
+def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, int, int], body: Body,
+              needs_out: Callable[[int], bool], resolve: Resolver, params: CostParams) -> None:
+    """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows))."""
+    R = grid[0]
+    local: dict[int, list[int]] = {}  # uid -> producing op index per column tile
+    inside = {o.output.uid for o in ops if o.output is not None}
+    lowering = params.lowering
+
+    def emit(name: str, pipe: str, shapes: Sequence[Sequence[int]], dtype: str, deps: Sequence[int],
+             out_shape: Sequence[int], out_dtype: str, src: int, extra_ub: int = 0, gm=None) -> int:
+        cycles = tileop_cycles(name, shapes, dtype, nbytes_of(dtype), params)
+        nb = int(math.prod(out_shape)) * nbytes_of(out_dtype)
+        body.ub_bytes += nb + extra_ub
+        return body.add(TileOp(name, pipe, cycles, tuple(d for d in deps if d >= 0), tuple(out_shape), nb, gm, src))
+
+    def operand(ref: TensorRef, ct: int, src: int) -> tuple[int, tuple[int, int]]:
+        box = _col_tiles(_box(ref, R, r0, r1), tc, nct)[ct]
+        if ref.uid in inside and ref.uid in local:
+            prod = local[ref.uid]
+            return prod[min(ct, len(prod) - 1)], _shape(box)
+        base, bbox, via_view, cacheable = resolve(ref.uid, box)
+        key = (base, bbox)
+        if key not in body.loaded:
+            full = rows_cols(ref.shape)
+            body.loaded[key] = emit("COPY_IN", "MTE_IN", [full, _shape(box)], ref.dtype, (), _shape(box), ref.dtype,
+                                    src, gm=(base, bbox, cacheable))
+            body.reads.append((base, bbox, via_view))
+        return body.loaded[key], _shape(box)
+
+    for op in ops:
+        body.record_ops.append(op.seq)
+        out = op.output
+        tensors = list(op.inputs)
+        _R, _tr, C, tc = vec_grid(op)
+        nct = max(1, -(-C // tc))
+        for ct in range(nct):
+            ins = [operand(t, ct, op.seq) for t in tensors]
+            oshape = _shape(_col_tiles(_box(out, R, r0, r1), tc, nct)[ct]) if out is not None else (r1 - r0, 1)
+            odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
+            idt = tensors[0].dtype if tensors else odt
+            name = op.op
+            if name in lowering and name not in ("sum", "amax"):
+                last, dup, res = (ins[0][0] if ins else -1), -1, -1
+                for step in lowering[name]:
+                    if step == "VEC_DUP":
+                        dup = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
+                        continue
+                    args = [dup, last] if dup >= 0 else [last]
+                    res = last = emit(step, "VECTOR", [oshape] * (len(args) + 1), idt, args, oshape, odt, op.seq)
+                    dup = -1
+                res = res if res >= 0 else dup
+            elif name in ("sum", "amax") and tensors:
+                step = lowering.get(name, ("ROWSUM_SINGLE" if name == "sum" else "ROWMAX_SINGLE",))[0]
+                (i0, s0) = ins[0]
+                tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
+                res = emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), "VECTOR", [s0, oshape], idt,
+                           [i0], oshape, odt, op.seq, extra_ub=tmp)
+            elif name in _BINARY and len(ins) == 2:
+                (ia, sa, ra), (ib, sb, rb) = [(i, sh, t) for (i, sh), t in zip(ins, tensors)]
+                if (sa[1] == 1 and oshape[1] > 1) or (sa[0] == 1 and oshape[0] > 1):  # broadcast operand second
+                    (ia, sa, ra), (ib, sb, rb) = (ib, sb, rb), (ia, sa, ra)
+                if sb[1] == 1 and oshape[1] > 1:  # [r, 1] per-row value: BRCB to one 32-byte block per row
+                    wide = (sb[0], max(1, 32 // nbytes_of(rb.dtype)))
+                    ib = emit("BRCB", "VECTOR", [sb, wide], rb.dtype, [ib], wide, rb.dtype, op.seq)
+                    sb = wide
+                elif sb[0] == 1 and oshape[0] > 1:  # [1, C] row: EXPAND to the tile
+                    ib = emit("EXPAND", "VECTOR", [sb, oshape], rb.dtype, [ib], oshape, rb.dtype, op.seq)
+                    sb = oshape
+                res = emit(_BINARY[name], "VECTOR", [sa, sb, oshape], ra.dtype, [ia, ib], oshape, odt, op.seq)
+            elif name in _SCALAR and len(ins) == 1:
+                res = emit(_SCALAR[name], "VECTOR", [ins[0][1], oshape], idt, [ins[0][0]], oshape, odt, op.seq)
+            elif name in ("full", "zeros") or not ins:
+                res = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
+            else:
+                code = _UNARY.get(name, name.upper())
+                res = emit(code, "VECTOR", [s for _, s in ins] + [oshape], idt, [i for i, _ in ins], oshape, odt, op.seq)
+            if out is None:
+                continue
+            local.setdefault(out.uid, []).append(res)
+            if needs_out(out.uid):
+                box = _col_tiles(_box(out, R, r0, r1), tc, nct)[ct]
+                base, bbox, _v, cacheable = resolve(out.uid, box)
+                full = rows_cols(out.shape)
+                body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
+                                (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable), op.seq))
+                body.writes.append((out.uid, box))
+
+
+# --- cube ----------------------------------------------------------------------------------------
+
+
+def cube_grid(op: OpRecord) -> tuple[int, int, int, int]:
+    """(m tiles, n tiles, mL0, nL0) of a matmul record; batch dims count as more rows."""
+    m, n = int(op.attrs.get("m", 1)), int(op.attrs.get("n", 1))
+    ct = op.cube_tile or {}
+    rows = rows_cols(op.output.shape)[0] if op.output is not None else m
+    mt = int(ct.get("m", (m,))[0]) or m
+    nt = int(ct.get("n", (n,))[0]) or n
+    return -(-rows // mt), -(-n // nt), mt, nt
+
+
+class L1Blocks:
+    """Which repeated GM blocks a merged cube task may take from L1 instead of copying them again.
+
+    Per operand it keeps the first ``cap - 1`` distinct blocks plus the most recent one, cap being
+    how many such blocks fit in L1 next to the other operand's (PyPTO's L1-reuse runs show the same
+    pattern: with 128 KiB weight blocks, 3 of 8 are reused).
+    """
+
+    def __init__(self, l1_bytes: int) -> None:
+        self.l1 = l1_bytes
+        self.order: dict[str, list[Any]] = {}
+        self.index: dict[Any, int] = {}
+
+    def lookup(self, side: str, key: Any, block_bytes: int) -> int | None:
+        if key not in self.index:
+            return None
+        cap = max(1, self.l1 // max(1, block_bytes) - 1)
+        order = self.order[side]
+        pos = order.index(key)
+        return self.index[key] if pos < cap - 1 or pos == len(order) - 1 else None
+
+    def store(self, side: str, key: Any, idx: int) -> None:
+        order = self.order.setdefault(side, [])
+        if key in order:
+            order.remove(key)
+        order.append(key)
+        self.index[key] = idx
+
+
+def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams) -> None:
+    """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``."""
+    body.record_ops.append(op.seq)
+    a, b = op.inputs[0], op.inputs[1]
+    m, n, k = int(op.attrs.get("m", 1)), int(op.attrs.get("n", 1)), int(op.attrs.get("k", 1))
+    a_trans, b_trans = bool(op.attrs.get("a_trans")), bool(op.attrs.get("b_trans"))
+    ct = op.cube_tile or {}
+    _mtiles, _ntiles, mt, nt = cube_grid(op)
+    kk = tuple(int(v) for v in ct.get("k", (k, k)))
+    kl0, kl1 = kk[0], min(kk[1], kk[2] if len(kk) > 2 else kk[1])
+    rows = rows_cols(op.output.shape)[0] if op.output is not None else m
+    m0 = mi * mt
+    m_rows = max(1, min(mt, rows - m0))
+    n0 = nj * nt
+    n_cols = max(1, min(nt, n - n0))
+    ab, bb = nbytes_of(a.dtype), nbytes_of(b.dtype)
+    acc = "INT32" if a.dtype.upper() == "INT8" else "FP32"
+    a_full, b_full = rows_cols(a.shape), rows_cols(b.shape)
+    prev_mul = -1
+    first = True
+    gap_names = ("L1_TO_L0A", "L1_TO_L0Bt" if b_trans else "L1_TO_L0B")
+    for c0 in range(0, k, kl1):
+        kc = min(kl1, k - c0)
+        a_box: Box = (c0, c0 + kc, m0, m0 + m_rows) if a_trans else (m0, m0 + m_rows, c0, c0 + kc)
+        b_box: Box = (n0, n0 + n_cols, c0, c0 + kc) if b_trans else (c0, c0 + kc, n0, n0 + n_cols)
+        idx = {}
+        for side, ref, box, nbyte, full in (("a", a, a_box, ab, a_full), ("b", b, b_box, bb, b_full)):
+            base, bbox, via_view, cacheable = resolve(ref.uid, box)
+            key = (base, bbox)
+            blk = (box[1] - box[0]) * (box[3] - box[2]) * nbyte
+            hit = l1.lookup(side, key, blk)
+            if hit is None:  # (re)load: it becomes the most recent block of its side
+                shape = _shape(box)
+                hit = body.add(TileOp("COPY_IN", "MTE_IN", tileop_cycles("COPY_IN", [full, shape], ref.dtype, nbyte, params),
+                                      (), shape, blk, (base, bbox, cacheable), op.seq))
+                body.reads.append((base, bbox, via_view))
+                body.ub_bytes += blk
+                l1.store(side, key, hit)
+            idx[side] = hit
+        l0a, l0b = [], []
+        steps = range(0, kc, kl0)
+        for s in steps:
+            ks = min(kl0, kc - s)
+            l0a.append(body.add(TileOp(gap_names[0], "MTE1", tileop_cycles(
+                gap_names[0], [(m_rows, kc), (m_rows, ks)], a.dtype, ab, params), (idx["a"],), (m_rows, ks), m_rows * ks * ab, None, op.seq)))
+        for j, s in enumerate(steps):
+            ks = min(kl0, kc - s)
+            l0b.append(body.add(TileOp(gap_names[1], "MTE1", tileop_cycles(
+                gap_names[1], [(n_cols, kc), (ks, n_cols)], b.dtype, bb, params), (idx["b"],), (ks, n_cols), ks * n_cols * bb, None, op.seq)))
+            name = "A_MUL_B" if first else "A_MULACC_B"
+            shapes = [(m_rows, ks), (ks, n_cols), (m_rows, n_cols)] + ([] if first else [(m_rows, n_cols)])
+            prev_mul = body.add(TileOp(name, "CUBE", tileop_cycles(name, shapes, a.dtype, ab, params),
+                                       (l0a[j], l0b[j]) + ((prev_mul,) if prev_mul >= 0 else ()), (m_rows, n_cols),
+                                       m_rows * n_cols * 4, None, op.seq))
+            first = False
+    out = op.output
+    if out is None:
+        return
+    box = (m0, m0 + m_rows, n0, n0 + n_cols)
+    base, bbox, _v, cacheable = resolve(out.uid, box)
+    full = rows_cols(out.shape)
+    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
+                    (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
+    body.writes.append((out.uid, box))

@@ -1,0 +1,186 @@
+"""Scheduling tasks on the cores: a model of PyPTO's AICPU schedulers (``machine/AICPUMachine.cpp``).
+
+``aicpu_count`` scheduler threads each own an equal share of the AIC and AIV cores. A thread loops:
+it **polls** each of its cores (``completion_cycles`` each, all accounted at the round's start); for
+every task found finished it **resolves** the successors (``resolve_cycles`` each; a successor whose
+last dependency this was enters the thread's local ready queue at that moment); then, when the
+round's cycles have passed, it **dispatches** ready tasks (one global FIFO per core type) to its idle
+cores, ``scheduler_cycles`` per task, each task starting when its dispatch is done.
+The device moves one task from each local queue to the global queue per simulation step, a step
+being any scheduler event or tile-op boundary on a busy core (``DeviceMachine::RunAtBegin``), after
+the schedulers of that step: so a freshly resolved task waits for the next step.
+Sync (HUB) tasks are processed by a dispatching thread at no cost, their successors resolved on the
+spot (PyPTO's merged swimlane draws them as 1 us "fake" tasks in later device tasks, but its cost
+model runs them in 1 cycle). Device tasks run one after the other, the next one submitted
+``device_task_switch_cycles`` after the previous one's last completion was resolved.
+
+``device_sched_mode``: 0 FIFO; 1 L2 affinity (a core prefers a ready task of the root it ran last);
+2 fair (each dispatch costs ``fair_extra_cycles`` more); 3 both.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections import deque
+from dataclasses import dataclass
+
+from .graph import Task
+from .params import CostParams
+
+__all__ = ["schedule"]
+
+_POLL, _DISPATCH, _TICK = 0, 1, 2  # same-time order: schedulers first, then device steps
+
+
+@dataclass
+class _Core:
+    index: int  #: lane number - 1 (AIC first, then AIV)
+    kind: str
+    task: int = -1
+    end: int = 0
+    last_root: int = -1
+
+
+def _owners(n_aic: int, n_aiv: int, n_cpu: int) -> list[list[_Core]]:
+    cpus: list[list[_Core]] = [[] for _ in range(max(1, n_cpu))]
+    per_c = -(-n_aic // len(cpus)) if n_aic else 1
+    per_v = -(-n_aiv // len(cpus)) if n_aiv else 1
+    for i in range(n_aic):
+        cpus[min(i // per_c, len(cpus) - 1)].append(_Core(i, "AIC"))
+    for i in range(n_aiv):
+        cpus[min(i // per_v, len(cpus) - 1)].append(_Core(n_aic + i, "AIV"))
+    return [sorted(c, key=lambda k: (k.kind != "AIC", k.index)) for c in cpus]
+
+
+class _DeviceRun:
+    """The simulation of one device task."""
+
+    def __init__(self, tasks: list[Task], members: list[int], cpus: list[list[_Core]], params: CostParams,
+                 start_at: int, sched_mode: int) -> None:
+        self.tasks, self.cpus, self.p = tasks, cpus, params
+        self.affinity = sched_mode in (1, 3)
+        self.sched_cost = params.scheduler_cycles + (params.fair_extra_cycles if sched_mode in (2, 3) else 0)
+        self.left = {t: len(tasks[t].preds) for t in members}
+        self.remaining = len(members)
+        self.ready: dict[str, list[tuple[int, int, int]]] = {"AIC": [], "AIV": [], "HUB": []}
+        self.local: list[deque[tuple[int, int]]] = [deque() for _ in cpus]
+        self.seq = 0
+        self.last_done = start_at
+        self.events: list[tuple[int, int, int, int]] = []
+        self.eseq = 0
+        self.last_step = -1
+        for t in members:
+            if self.left[t] == 0:
+                self._global(t, start_at)
+
+    def push(self, time: int, kind: int, payload: int) -> None:
+        heapq.heappush(self.events, (time, kind, self.eseq, payload))
+        self.eseq += 1
+
+    def _global(self, tid: int, visible: int) -> None:
+        bisect.insort(self.ready[self.tasks[tid].kind], (visible, self.seq, tid))
+        self.seq += 1
+
+    def finish(self, tid: int, base: int, cpu: int) -> int:
+        """``tid`` is done; thread ``cpu`` resolves its successors from ``base``. Returns the cycles spent."""
+        self.remaining -= 1
+        cost = 0
+        for s in self.tasks[tid].succs:
+            if s not in self.left:
+                continue
+            cost += self.p.resolve_cycles
+            self.left[s] -= 1
+            if self.left[s] == 0:
+                self.local[cpu].append((base + cost, s))
+        self.last_done = max(self.last_done, base + cost)
+        return cost
+
+    def step(self, now: int) -> None:
+        """A device step: one task per local queue moves to the global queue (visible next step)."""
+        if now == self.last_step:
+            return
+        self.last_step = now
+        for q in self.local:
+            if q and q[0][0] <= now:
+                _t, tid = q.popleft()
+                self._global(tid, now + 1)
+
+    def run(self, pending: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Run until every task is done; ``pending`` is each scheduler's next (time, phase). Returns the
+        same for the next device task (the scheduler threads keep their rhythm across device tasks)."""
+        for a, (t, phase) in enumerate(pending):
+            self.push(t, phase, a)
+        guard = 0
+        while self.remaining > 0:
+            guard += 1
+            if guard > 50_000_000 or not self.events:  # pragma: no cover - a dependency cycle
+                raise RuntimeError("cost model scheduler did not converge (dependency cycle?)")
+            now, kind, _s, x = heapq.heappop(self.events)
+            if kind == _TICK:
+                self.step(now)
+                continue
+            if kind == _POLL:
+                cost = 0
+                for core in self.cpus[x]:
+                    cost += self.p.completion_cycles
+                    if core.task >= 0 and core.end <= now:
+                        tid, core.task = core.task, -1
+                        cost += self.finish(tid, now + cost, x)
+                self.push(now + cost, _DISPATCH, x)
+                self.step(now)
+                continue
+            self.push(self.dispatch(x, now), _POLL, x)
+            self.step(now)
+        out = [(0, _POLL)] * len(self.cpus)
+        for t, kind, _s, x in self.events:
+            if kind in (_POLL, _DISPATCH):
+                out[x] = (t, kind)
+        return out
+
+    def dispatch(self, a: int, t: int) -> int:
+        tasks, ready = self.tasks, self.ready
+        while ready["HUB"] and ready["HUB"][0][0] <= t:  # sync tasks
+            at, _s, hid = ready["HUB"].pop(0)
+            hub = tasks[hid]
+            hub.start = hub.end = t
+            self.finish(hid, t, a)  # no thread time: the successors' readiness is delayed only
+        sc = 0
+        for core in self.cpus[a]:
+            q = ready[core.kind]
+            if core.task >= 0 or not q or q[0][0] > t + sc:
+                continue
+            pick = 0
+            if self.affinity:
+                for i, (at, _s, tid) in enumerate(q):
+                    if at > t + sc:
+                        break
+                    if tasks[tid].root == core.last_root:
+                        pick = i
+                        break
+            _at, _s, tid = q.pop(pick)
+            sc += self.sched_cost
+            task = tasks[tid]
+            task.start, task.core = t + sc, core.index
+            task.end = task.start + task.duration
+            core.task, core.end, core.last_root = tid, task.end, task.root
+            for _op_start, op_end in sorted(set(task.op_times))[:: max(1, len(task.op_times) // 64)]:
+                self.push(task.start + op_end, _TICK, -1)
+            self.push(task.end, _TICK, -1)
+        return t + sc if sc else t + 1
+
+
+def schedule(tasks: list[Task], devices: list[list[int]], n_aic: int, n_aiv: int, params: CostParams,
+             sched_mode: int = 0) -> int:
+    """Set start/end/core of every task; return the cycle the last device task was seen finished."""
+    cpus = _owners(n_aic, n_aiv, params.aicpu_count)
+    pending = [(0, _POLL)] * len(cpus)
+    now = 0
+    for d, members in enumerate(devices):
+        if not members:
+            continue
+        start_at = now + (params.device_task_switch_cycles if d > 0 else 0)
+        run = _DeviceRun(tasks, members, cpus, params, start_at, sched_mode)
+        pending = run.run(pending)
+        now = run.last_done
+    return now

@@ -1,0 +1,248 @@
+"""Fault injection (SPEC §3.6): break ptosim on purpose and check that the *generated* golden tests fail.
+
+Each fault is patched into the public ptosim names a generated kernel calls (``pypto.cast``,
+``pypto.mul``, ``pypto.matmul``, ``pypto.assemble``) or, for the loop, into
+``ptosim.control.unroll_schedule``; each counts how often it fired, so a fault that no longer
+reaches the kernel (ptosim refactored) fails this file instead of passing vacuously.
+
+- wrong cast mode: every rounding FP32 -> BF16 / INT32 cast truncates instead of rounding to nearest
+  (ties to even);
+- dropped tail iteration: the last entry of the unroll schedule is lost when T is not a multiple of
+  the largest factor;
+- gamma skipped: inside a norm stage, ``mul`` by a [1, D] FP32 operand is a no-op;
+- BF16 accumulation: the Cube rounds its accumulator to BF16 after every K chunk of 16;
+- one bad row: only the last token's row of every output is corrupted (16 elements), which the
+  global error ratio allows on large outputs — the per-row check must catch it.
+
+The instances: SK-03 (BF16 and INT8 W8A8), SK-04 and SK-05 at small dims. The run without faults
+passes every T of the generated test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Any, Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ptosim
+from pattern_gen.codegen import module_id
+from pattern_gen.instances import run_instance
+from ptosim.cast import CastMode
+from ptosim.dtypes import DataType
+from ptosim.symbolic import concrete
+from ptosim.testing import compare, compare_rows
+
+INSTANCES = {
+    "sk03": ("SK-03", "AT-10", {}),
+    "sk03-int8": ("SK-03", "AT-10", {"quant_mode": "int8_w8a8"}),
+    "sk04": ("SK-04", "AT-10", {}),
+    "sk05": ("SK-05", "AT-10", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def folders(instance_factory, small) -> dict[str, Path]:
+    return {key: instance_factory(sk, atoms, dims=small[sk], params=params) for key, (sk, atoms, params) in INSTANCES.items()}
+
+
+def load_generated_test(folder: Path) -> Any:
+    """The instance's own pytest module, loaded by path under a unique name."""
+    (path,) = folder.glob("test_*.py")
+    spec = importlib.util.spec_from_file_location(f"fault_{module_id(folder.name)}_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def failing_T(folder: Path) -> list[int]:
+    """The T values for which the generated golden test fails (AssertionError), stopping at the first."""
+    module = load_generated_test(folder)
+    failed = []
+    for T in module.T_VALUES:
+        try:
+            module.test_matches_golden(T)
+        except AssertionError:
+            failed.append(T)
+            break
+    return failed
+
+
+# --- the faults -----------------------------------------------------------------------------------------
+
+
+class Fault:
+    def __init__(self) -> None:
+        self.fired = 0
+
+
+def wrong_cast_mode(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    fault = Fault()
+    original = ptosim.cast
+    rounding = (CastMode.CAST_NONE, CastMode.CAST_RINT, CastMode.CAST_ROUND)
+
+    def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=ptosim.SaturationMode.OFF):
+        dst = ptosim.DataType[dtype] if isinstance(dtype, str) else dtype
+        if input.dtype == DataType.DT_FP32 and dst in (DataType.DT_BF16, DataType.DT_INT32) and mode in rounding:
+            fault.fired += 1
+            mode = CastMode.CAST_TRUNC
+        return original(input, dtype, mode, satmode)
+
+    monkeypatch.setattr(ptosim, "cast", cast)
+    return fault
+
+
+def dropped_tail(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    fault = Fault()
+    control = importlib.import_module("ptosim.control")
+    original = control.unroll_schedule
+
+    def unroll_schedule(start, stop, step, unroll_list):
+        schedule = original(start, stop, step, unroll_list)
+        if (stop - start) % (step * max(unroll_list)) and schedule:
+            fault.fired += 1
+            schedule = schedule[:-1]
+        return schedule
+
+    monkeypatch.setattr(control, "unroll_schedule", unroll_schedule)
+    return fault
+
+
+def gamma_skipped(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    fault = Fault()
+    original_mul, original_label = ptosim.mul, ptosim.set_semantic_label
+    label = [""]
+
+    def set_semantic_label(name, *args, **kwargs):
+        label[0] = name
+        return original_label(name, *args, **kwargs)
+
+    def mul(input, other):
+        if (
+            "norm" in label[0]
+            and isinstance(other, ptosim.Tensor)
+            and other is not input
+            and other.dtype == DataType.DT_FP32
+            and other.dim == 2
+            and other.dims[0] == 1
+            and other.dims[1] > 1
+        ):
+            fault.fired += 1
+            return input
+        return original_mul(input, other)
+
+    monkeypatch.setattr(ptosim, "set_semantic_label", set_semantic_label)
+    monkeypatch.setattr(ptosim, "mul", mul)
+    return fault
+
+
+def bf16_accumulation(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    """The Cube's accumulator rounded to BF16 after each K chunk of 16 (BF16 and INT8 matmuls)."""
+    fault = Fault()
+    original = ptosim.matmul
+
+    def matmul(input, mat2, out_dtype, *, a_trans=False, b_trans=False, **kwargs):
+        out = original(input, mat2, out_dtype, a_trans=a_trans, b_trans=b_trans, **kwargs)
+        a = np.asarray(input.data).astype(np.float64)
+        b = np.asarray(mat2.data).astype(np.float64)
+        a = np.swapaxes(a, -1, -2) if a_trans else a
+        b = np.swapaxes(b, -1, -2) if b_trans else b
+        acc = np.zeros(a.shape[:-1] + b.shape[-1:], np.float64)
+        for k in range(0, a.shape[-1], 16):
+            acc = (acc + a[..., k : k + 16] @ b[..., k : k + 16, :]).astype(ml_dtypes.bfloat16).astype(np.float64)
+        data = out.data
+        data[...] = acc.astype(np.float32).astype(data.dtype)
+        fault.fired += 1
+        return out
+
+    monkeypatch.setattr(ptosim, "matmul", matmul)
+    return fault
+
+
+def bad_last_row(monkeypatch: pytest.MonkeyPatch, only: str | None = None) -> Fault:
+    """Corrupt 16 elements of the last token row of every output (or of ``only``), nothing else."""
+    fault = Fault()
+    original = ptosim.assemble
+
+    def assemble(input, offsets, out=None, parallel=False):
+        original(input, offsets, out, parallel)
+        if out is None or out.kind != "gm" or isinstance(input, (list, tuple)) or only not in (None, out.name):
+            return
+        rows = (input.valid if input.valid is not None else input.dims)[0]
+        if concrete(offsets[0]) + rows != out.dims[0]:
+            return
+        row = out.data[-1].reshape(-1)  # a view of the output's last token row
+        n = min(16, row.size)
+        if out.dtype.is_float:
+            row[:n] = (row[:n].astype(np.float32) * 1.5 + 0.5).astype(row.dtype)
+        else:
+            row[:n] = (row[:n].astype(np.int64) + 7).astype(row.dtype)
+        fault.fired += 1
+
+    monkeypatch.setattr(ptosim, "assemble", assemble)
+    return fault
+
+
+FAULTS: dict[str, Callable[[pytest.MonkeyPatch], Fault]] = {
+    "wrong-cast-mode": wrong_cast_mode,
+    "dropped-tail": dropped_tail,
+    "gamma-skipped": gamma_skipped,
+    "bf16-accumulation": bf16_accumulation,
+    "bad-last-row": bad_last_row,
+}
+
+
+# --- the tests -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", list(INSTANCES))
+def test_unpatched_generated_tests_pass(folders, key):
+    module = load_generated_test(folders[key])
+    assert len(module.T_VALUES) >= 3
+    for T in module.T_VALUES:
+        module.test_matches_golden(T)
+
+
+@pytest.mark.parametrize("fault_name", list(FAULTS))
+@pytest.mark.parametrize("key", list(INSTANCES))
+def test_fault_makes_the_generated_test_fail(folders, monkeypatch, key, fault_name):
+    fault = FAULTS[fault_name](monkeypatch)
+    failed = failing_T(folders[key])
+    assert fault.fired, f"the {fault_name} fault never reached the {key} kernel"
+    assert failed, f"{key}: the generated golden test passes with {fault_name} injected"
+
+
+def test_dropped_tail_fails_only_where_there_is_a_tail(folders, monkeypatch):
+    dropped_tail(monkeypatch)
+    module = load_generated_test(folders["sk03"])
+    unroll = module.kernel.UNROLL
+    results = {T: run_instance(folders["sk03"], T=T, estimate=False).passed for T in module.T_VALUES}
+    assert results[2 * unroll] is True, "a multiple of the factor has no tail to drop"
+    assert results[unroll + 1] is False and results[1] is False
+
+
+def test_wrong_rounding_shows_even_in_int8_quantisation(folders, monkeypatch):
+    fault = wrong_cast_mode(monkeypatch)
+    result = run_instance(folders["sk03-int8"], T=3, estimate=False)
+    assert fault.fired and not result.passed
+
+
+@pytest.mark.parametrize(("key", "output", "T"), [("sk03", "y", 256), ("sk04", "q", 16)])
+def test_one_bad_row_hides_under_the_global_ratio_but_not_the_row_check(folders, monkeypatch, key, output, T):
+    """The global rule allows it; the per-row rule of the generated test does not."""
+    bad_last_row(monkeypatch, only=output)
+    module = load_generated_test(folders[key])
+    assert T in module.T_VALUES
+    inputs = module.golden.make_inputs(T, seed=0)
+    got = module.kernel.run(inputs)[output]
+    ref = module.golden.golden(inputs)[output]
+    atol, rtol, ratio = module.TOLERANCES[output]
+    overall = compare(got, ref, atol, rtol, ratio, name=output)
+    assert overall.passed and 0 < overall.wrong <= overall.allowed, overall
+    assert compare_rows(got, ref, atol, rtol, ratio) == [T - 1]
+    with pytest.raises(AssertionError, match="per-row check"):
+        module.test_matches_golden(T)

@@ -1,0 +1,281 @@
+"""The cost model and timeline (SPEC §4.5): PyPTO-0.2 latencies, a valid Chrome trace, and every
+option moving the estimate the way PyPTO 0.2.0's SIM cost model does (measured directions in
+/work/notes/pypto/sim_runs.md; the calibration itself is benchmarks/costmodel_vs_pypto.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ptosim as pypto
+from ptosim.cost import CostParams, estimate
+from ptosim.cost.latency import tileop_cycles
+from ptosim.platform import load_platform
+
+BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
+CUBE = ([16, 16], [256, 512], [128, 256])
+
+
+def at10(K, N, u, rows, *, runtime=None, passes=None, nc=False, cube=CUBE, labels=("rmsnorm", "linear")):
+    """The AT-10 kernel of the calibration (RMSNorm + linear), with the options under test."""
+    runtime = {"stitch_function_max_num": 128, **(runtime or {})}
+
+    @pypto.frontend.jit(runtime_options=runtime, pass_options=passes)
+    def at10_cost(x: pypto.Tensor[[pypto.DYNAMIC, K], BF16], gamma: pypto.Tensor[[K], BF16],
+                  weight: pypto.Tensor[[N, K], BF16], y: pypto.Tensor[[pypto.DYNAMIC, N], BF16]):
+        pypto.experimental.set_operation_options(combine_axis=True)
+        if nc:
+            weight.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+        pypto.set_vec_tile_shapes(1, K)
+        gf = pypto.cast(pypto.reshape(gamma, [1, K]), FP32)
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[u]):
+            xt = pypto.view(x, [tile, K], [off, 0])
+            pypto.set_semantic_label(labels[0])
+            pypto.set_vec_tile_shapes(rows, K)
+            xf = pypto.cast(xt, FP32)
+            s = pypto.sum(pypto.mul(xf, xf), dim=-1, keepdim=True)
+            r = pypto.rsqrt(pypto.add(pypto.mul(s, 1.0 / K), 1e-6))
+            nb = pypto.cast(pypto.mul(pypto.mul(xf, r), gf), BF16)
+            pypto.set_semantic_label(labels[1])
+            pypto.set_cube_tile_shapes(*[list(v) for v in cube])
+            pypto.assemble(pypto.matmul(nb, weight, BF16, b_trans=True), [off, 0], y)
+
+    return at10_cost
+
+
+def record(K=1024, N=512, T=64, u=16, rows=16, **kw):
+    rng = np.random.default_rng(0)
+    kernel = at10(K, N, u, rows, **kw)
+    bf = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    kernel(bf(T, K), bf(K), bf(N, K) * 0.1, np.zeros((T, N), ml_dtypes.bfloat16))
+    return kernel.last_record
+
+
+def kinds(est) -> Counter:
+    return Counter(t.kind for t in est.tasks)
+
+
+# --- latency and task durations: PyPTO 0.2.0's numbers ------------------------------------------
+
+
+@pytest.mark.parametrize("op, shapes, dtype, nbytes, cycles", [
+    ("COPY_IN", [(1536, 4096), (128, 512)], "BF16", 2, 2775),   # weight block DDR -> L1
+    ("COPY_IN", [(16, 4096), (16, 512)], "BF16", 2, 1577),
+    ("MUL", [(4, 4096), (4, 4096), (4, 4096)], "FP32", 4, 458),
+    ("MUL", [(4, 4096), (4, 8), (4, 4096)], "FP32", 4, 30),      # by a BRCB'd [4, 1]
+    ("CAST", [(4, 4096), (4, 4096)], "FP32", 4, 271),
+    ("SQRT", [(4, 1), (4, 1)], "FP32", 4, 45),
+    ("DIV", [(4, 1), (4, 1), (4, 1)], "FP32", 4, 50),
+    ("A_MUL_B", [(16, 256), (256, 128), (16, 128)], "BF16", 2, 86),
+    ("L1_TO_L0Bt", [(128, 512), (256, 128)], "BF16", 2, 520),
+    ("COPY_OUT", [(16, 128), (16, 128)], "FP32", 4, 412),
+    ("ROWSUM_SINGLE", [(4, 4096), (4, 1), (4, 2048)], "FP32", 4, 11),  # level-0 fallback
+])
+def test_tileop_latency_is_pyptos_level1_fit(op, shapes, dtype, nbytes, cycles):
+    params = CostParams.from_profile(load_platform("a2a3"))
+    assert tileop_cycles(op, shapes, dtype, nbytes, params) == cycles
+
+
+def test_task_durations_match_pypto_swimlane():
+    """K=4096 RMSNorm + linear: the AIC task is 36396 cycles, the two AIV parts 5029 and 3105, as in
+    PyPTO's pipe swimlane (without the L2 model, which PyPTO's SIM does not run)."""
+    est = estimate(record(K=4096, N=1536, T=16, u=16, rows=4), params={"l2_enabled": False})
+    durations = Counter((t.kind, t.duration) for t in est.tasks if t.kind != "HUB")
+    assert durations == {("AIC", 36396): 12, ("AIV", 5029): 4, ("AIV", 3105): 4, ("AIV", 2082): 1}
+
+
+# --- summary, report, trace ------------------------------------------------------------------------
+
+
+def test_summary_and_report():
+    est = estimate(record())
+    s = est.summary()
+    assert s["platform"] == "a2a3" and isinstance(s["e2e_us"], float) and s["e2e_us"] > 0
+    assert s["tasks"] == s["tasks_by_kind"]["AIC"] + s["tasks_by_kind"]["AIV"] > 0
+    assert set(s["utilization"]) >= {"cube", "vector", "mte_in", "mte1", "mte_out"}
+    assert all(0.0 <= v <= 1.0 for v in s["utilization"].values())
+    assert {"rmsnorm", "linear"} <= set(s["per_label_us"])
+    assert s["device_tasks"] == 1 and isinstance(s["notes"], list)
+    text = est.report()
+    assert "µs end to end" in text and "MTE_IN" in text and "rmsnorm" in text
+
+
+def test_trace_is_valid_chrome_trace_json(tmp_path):
+    path = tmp_path / "trace.json"
+    est = pypto.cost.write_trace(record(), path)
+    data = json.loads(path.read_text())
+    assert isinstance(data, dict) and isinstance(data["traceEvents"], list) and data["displayTimeUnit"] in ("ms", "ns")
+    events = data["traceEvents"]
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    names = set(lanes.values())
+    assert {f"AIC_{i}" for i in range(1, 25)} <= names and {f"AIV_{i}" for i in range(25, 73)} <= names
+    xs = [e for e in events if e["ph"] == "X"]
+    assert len(xs) == len(est.tasks)
+    for e in xs:
+        assert {"name", "ts", "dur", "pid", "tid", "args"} <= set(e)
+        assert e["tid"] in lanes and e["dur"] > 0 and e["name"].endswith(")")
+    work = [e for e in xs if not lanes[e["tid"]].startswith("HUB")]
+    assert all(lanes[e["tid"]][:3] in ("AIC", "AIV") for e in work)
+    aiv = next(e for e in work if e["args"]["label"] == "rmsnorm")
+    assert aiv["args"]["ioperand-hint"][0]["name"] == "x" and aiv["args"]["ioperand-hint"][0]["bytes"] > 0
+    assert aiv["args"]["loop"][0][0] == "TOK_LOOP" and aiv["args"]["ops"]
+    starts = {e["id"] for e in events if e["ph"] == "s"}
+    assert starts and starts == {e["id"] for e in events if e["ph"] == "f"}
+
+
+def test_e2e_is_last_end_minus_first_start(tmp_path):
+    path = tmp_path / "t.json"
+    est = pypto.cost.write_trace(record(T=48), path)
+    xs = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X" and e["cat"] != "sync"]
+    span = max(e["ts"] + e["dur"] for e in xs) - min(e["ts"] for e in xs)
+    assert est.summary()["e2e_us"] == pytest.approx(span, abs=2e-3)
+    work = est.work_tasks
+    assert est.e2e_cycles == max(t.end for t in work) - min(t.start for t in work)
+
+
+def test_other_platform_uses_its_profile(tmp_path):
+    est = pypto.cost.write_trace(record(), tmp_path / "t.json", profile="ascend950")
+    assert est.summary()["platform"] == "ascend950"
+    lanes = {e["args"]["name"] for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert "AIC_28" in lanes and "AIV_84" in lanes and "AIC_29" not in lanes
+
+
+# --- options: each moves the estimate the way PyPTO's cost model does -----------------------------
+
+
+def test_vec_nbuffer_merges_tiny_vector_tasks():
+    """64 one-row RMSNorm tiles per root: merging 4 is faster (fewer dispatches); merging so many that
+    few tasks remain is slower again (PyPTO: 43.7 / 25.6 / 31.2 us for unset / {-1:4} / {-1:8})."""
+    base = estimate(record(K=512, T=128, u=64, rows=1))
+    four = estimate(record(K=512, T=128, u=64, rows=1, passes={"vec_nbuffer_setting": {-1: 4}}))
+    many = estimate(record(K=512, T=128, u=64, rows=1, passes={"vec_nbuffer_setting": {-1: 32}}))
+    assert kinds(base)["AIV"] == 129 and kinds(four)["AIV"] == 33 and kinds(many)["AIV"] < kinds(four)["AIV"]
+    assert four.e2e_us < base.e2e_us
+    assert many.e2e_us > four.e2e_us
+    merged = next(t for t in four.tasks if t.kind == "AIV" and t.merge)
+    assert "vecMergeInfo" in merged.merge and len(merged.instances) == 4
+
+
+def test_vec_nbuffer_leaves_few_tasks_alone():
+    """With 4 tiles per root PyPTO does not merge ({0:2} and {-1:4} had no effect)."""
+    a = estimate(record(T=32, u=16, rows=4))
+    b = estimate(record(T=32, u=16, rows=4, passes={"vec_nbuffer_setting": {-1: 4}}))
+    assert kinds(a) == kinds(b) and a.e2e_cycles == b.e2e_cycles
+
+
+def test_cube_nbuffer_trades_dispatches_for_parallelism():
+    """PyPTO K=4096: {-1:2} 90.7 us, {-1:4} 82.7 us (faster), {-1:8} 129.8 us (too few tasks)."""
+    kw = dict(K=4096, N=1536, T=64, u=16, rows=4)
+    none = estimate(record(**kw))
+    two = estimate(record(**kw, passes={"cube_nbuffer_setting": {-1: 2}}))
+    twelve = estimate(record(**kw, passes={"cube_nbuffer_setting": {-1: 12}}))
+    assert kinds(none)["AIC"] == 48 and kinds(two)["AIC"] == 24 and kinds(twelve)["AIC"] == 4
+    assert two.e2e_us < none.e2e_us
+    assert twelve.e2e_us > two.e2e_us
+
+
+def test_cube_l1_reuse_saves_copy_ins():
+    """Four 16-row m-tiles share each weight block: {-1:2} merges pairs and loads shared blocks once."""
+    kw = dict(T=64, u=64, rows=16)
+    off = estimate(record(**kw, passes={"cube_l1_reuse_setting": {-1: 1}}))
+    on = estimate(record(**kw, passes={"cube_l1_reuse_setting": {-1: 2}}))
+    copies = lambda e: sum(op.name == "COPY_IN" for t in e.tasks if t.kind == "AIC" for op in t.ops)  # noqa: E731
+    assert kinds(on)["AIC"] == kinds(off)["AIC"] // 2
+    assert copies(on) < copies(off)
+    assert any("l1ReuseInfo" in t.merge for t in on.tasks)
+
+
+def test_stitch_function_max_num():
+    """One root per device task serialises them (PyPTO: 298 vs 115 us); 16 = 128 here."""
+    one = estimate(record(T=64, runtime={"stitch_function_max_num": 1}))
+    many = estimate(record(T=64, runtime={"stitch_function_max_num": 128}))
+    assert one.summary()["device_tasks"] == 5 and many.summary()["device_tasks"] == 1
+    assert one.e2e_us > 1.5 * many.e2e_us
+    assert any("device tasks" in n for n in one.notes)
+
+
+def test_device_sched_mode():
+    """2 (fair) costs extra per dispatch; the mode is reported (PyPTO's SIM showed no effect)."""
+    base = estimate(record(T=64))
+    fair = estimate(record(T=64, runtime={"device_sched_mode": 2}))
+    both = estimate(record(T=64, runtime={"device_sched_mode": 3}))
+    assert fair.e2e_cycles > base.e2e_cycles and both.e2e_cycles > base.e2e_cycles
+    assert any("device_sched_mode=2" in n for n in fair.notes)
+
+
+def test_cacheable_weight_is_reread_from_l2():
+    """Four roots read the same weight blocks: cacheable, roots 2-4 hit L2; NONE_CACHEABLE always misses."""
+    cached = estimate(record(T=64))
+    bypass = estimate(record(T=64, nc=True))
+    hits = lambda e: sum(t.l2_hits for t in e.tasks if t.kind == "AIC")  # noqa: E731
+    assert hits(cached) > hits(bypass)
+    assert cached.e2e_cycles < bypass.e2e_cycles
+    assert any("NONE_CACHEABLE" in n for n in bypass.notes)
+
+
+def test_none_cacheable_does_not_evict_other_tensors():
+    """A weight larger than L2 streamed every root evicts everything else; marked NONE_CACHEABLE it
+    occupies no L2, so the other (small, re-read) tensors keep hitting. L2 is shrunk to 256 KiB so the
+    kernel stays small."""
+    K, N1, N2 = 512, 1024, 128
+
+    def kernel(nc):
+        @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128})
+        def two_weights(x: pypto.Tensor[[pypto.DYNAMIC, K], BF16], w1: pypto.Tensor[[N1, K], BF16],
+                        w2: pypto.Tensor[[N2, K], BF16], y1: pypto.Tensor[[pypto.DYNAMIC, N1], BF16],
+                        y2: pypto.Tensor[[pypto.DYNAMIC, N2], BF16]):
+            if nc:
+                w1.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, True)
+            for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="L", idx_name="off", unroll_list=[16]):
+                xt = pypto.view(x, [tile, K], [off, 0])
+                pypto.set_cube_tile_shapes([16, 16], [256, 512], [128, 256])
+                pypto.set_semantic_label("big")
+                pypto.assemble(pypto.matmul(xt, w1, BF16, b_trans=True), [off, 0], y1)
+                pypto.set_semantic_label("small")
+                pypto.assemble(pypto.matmul(xt, w2, BF16, b_trans=True), [off, 0], y2)
+
+        rng = np.random.default_rng(1)
+        bf = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+        T = 48
+        two_weights(bf(T, K), bf(N1, K), bf(N2, K), np.zeros((T, N1), ml_dtypes.bfloat16),
+                    np.zeros((T, N2), ml_dtypes.bfloat16))
+        return estimate(two_weights.last_record, params={"l2_size": 256 * 1024})
+
+    small_hits = lambda e: sum(t.l2_hits for t in e.tasks if t.label == "small")  # noqa: E731
+    cached, bypass = kernel(False), kernel(True)
+    assert small_hits(bypass) > small_hits(cached)
+
+
+def test_unroll_factor_changes_task_granularity():
+    """u=16 gives 4 roots of 16 rows, u=64 one root of 64 rows: fewer, bigger tasks (PyPTO: 96 -> 48 AIC
+    tasks at T=128, with cube_l1_reuse {-1:2})."""
+    small = estimate(record(T=64, u=16, passes={"cube_l1_reuse_setting": {-1: 2}}))
+    big = estimate(record(T=64, u=64, passes={"cube_l1_reuse_setting": {-1: 2}}))
+    assert small.summary()["roots"] == 5 and big.summary()["roots"] == 2
+    assert kinds(big)["AIC"] < kinds(small)["AIC"]
+    assert max(t.duration for t in big.tasks if t.kind == "AIC") > max(t.duration for t in small.tasks if t.kind == "AIC")
+    assert big.e2e_us != small.e2e_us
+
+
+@pytest.mark.parametrize("option", [{"auto_mix_partition": 1}, {"sg_set_ooo_scope": 5}])
+def test_cv_mix_only_options_have_no_effect_on_a2a3(option):
+    plain = estimate(record(T=32))
+    with pytest.warns(pypto.PtoSimWarning, match="no effect"):
+        mixed = estimate(record(T=32, passes=option))
+    assert mixed.e2e_cycles == plain.e2e_cycles
+    assert any("no effect on a2a3" in n and next(iter(option)) in n for n in mixed.summary()["notes"])
+
+
+def test_cost_coefficients_are_profile_data():
+    p = CostParams.from_profile(load_platform("a2a3"))
+    assert (p.resolve_cycles, p.completion_cycles, p.scheduler_cycles, p.aicpu_count) == (390, 240, 200, 6)
+    assert p.level1["A_MULACC_B"] == (3.90376, 0.0103) and p.cycles_per_us == 1800
+    assert CostParams.from_profile(load_platform("ascend950")).freq_trans == 1600
+    with pytest.raises(KeyError):
+        CostParams.from_profile(load_platform("a2a3"), {"no_such_coefficient": 1})
