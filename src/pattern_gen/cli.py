@@ -338,7 +338,7 @@ def _print_run(result: RunResult) -> None:
         out.print(f"estimate ({e.get('platform', '')}): {e['e2e_us']:.2f} µs end to end, {e['tasks']} tasks; utilisation {util}")
         per = e.get("per_label_us") or {}
         if per:
-            out.print("  per label: " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
+            out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
 
 
 def _request(skeleton: str, atoms: str, params: tuple[str, ...], dims: tuple[str, ...], platform: str | None, options: tuple[str, ...], name: str | None) -> Request:

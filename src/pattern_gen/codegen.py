@@ -191,6 +191,13 @@ def tolerance_for(dtype: str) -> tuple[float, float, float]:
     return _np_tolerance(dtype_from_name(dtype).np_dtype)
 
 
+def _tolerance(t: Any) -> list[float]:
+    """(atol, rtol, ratio) of an output: the dtype's default, overridden where the card says so."""
+    atol, rtol, ratio = tolerance_for(t.dtype)
+    o = t.tolerance or {}
+    return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio)]
+
+
 def _golden_source(plan: KernelPlan) -> tuple[str, str]:
     base = templates_dir() / "golden"
     composition = base / f"{plan.skeleton}.py"
@@ -221,7 +228,7 @@ def render_instance(plan: KernelPlan, version: str, card_files: Mapping[str, str
     kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
     atoms_src, composition_src = _golden_source(plan)
     params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
-    tolerances = {t.name: list(tolerance_for(t.dtype)) for t in plan.outputs}
+    tolerances = {t.name: _tolerance(t) for t in plan.outputs}
     golden = env.get_template("golden.py.j2").render(
         g={
             "name": plan.name,

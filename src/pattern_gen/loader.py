@@ -233,6 +233,15 @@ def _field_names(model: type[BaseModel]) -> list[str]:
     return [info.alias or name for name, info in model.model_fields.items()]
 
 
+#: the schema's string patterns, in words
+_PATTERN_WORDS = {
+    r"^[A-Za-z_][A-Za-z0-9_]*$": "a name (letters, digits and _, not starting with a digit)",
+    r"^[VC][0-9]*$": "a unit, V or C, numbered in skeletons (V1, C2, …)",
+    r"^(AT|SK)-\d\d$": "a card id such as AT-10 or SK-04",
+    r"^C-(API|TILE|LOOP|DATA|SYM)-\d\d$": "a constraint id such as C-API-01 (families API, TILE, LOOP, DATA, SYM)",
+}
+
+
 def _dotted(path: tuple[Any, ...]) -> str:
     out = ""
     for p in path:
@@ -307,6 +316,9 @@ def problems_from_validation(
                 tag = value.get("op") if isinstance(value, Mapping) else value
                 text = f"{where}unknown op {tag!r}; valid ops: {', '.join(valid)}" + did_you_mean(str(tag), valid)
                 line, col = located.where(path + ("op",))
+        elif etype == "string_pattern_mismatch" and str(err.get("ctx", {}).get("pattern")) in _PATTERN_WORDS:
+            text = f"{where}must be {_PATTERN_WORDS[str(err['ctx']['pattern'])]}; got {value!r}"
+            line, col = located.where(path)
         elif etype == "union_tag_not_found":
             text = (
                 f"{where}expected a stage {{label, unit, ops}}, {{use: ATOM, as: NAME}} or {{slot: NAME}}; got {value!r}"

@@ -185,12 +185,24 @@ class DeclCase(Strict):
     dtype: Union[DType, DTypeList, ParamRef, None] = None
 
 
+class ToleranceRule(Strict):
+    """A looser golden comparison for an output, where the card says why (first match applies)."""
+
+    when: When = ALWAYS
+    atol: float | None = Field(default=None, ge=0)
+    rtol: float | None = Field(default=None, ge=0)
+    ratio: float | None = Field(default=None, ge=0, le=1)
+    why: str
+
+
 class TensorDecl(Strict):
     shape: Shape
     dtype: Union[DType, DTypeList, ParamRef]
     role: Role = "activation"
     when: When = ALWAYS
     cases: list[DeclCase] = Field(default_factory=list)
+    #: outputs only: overrides of the dtype's default (atol, rtol, ratio) of the golden test
+    tolerance: list[ToleranceRule] = Field(default_factory=list)
     doc: str = ""
 
 
@@ -509,13 +521,17 @@ class Refusal(Strict):
     reason: str
 
 
+#: a stage's unit in a CV flow: ``V``/``C`` (atoms) or numbered ``V1``, ``C2`` (skeletons)
+FlowUnit = Annotated[str, Field(pattern=r"^[VC][0-9]*$")]
+
+
 class _CardBase(Strict):
     id: str = Field(pattern=r"^(AT|SK)-\d\d$")
     title: str
     summary: str
     tags: list[str] = Field(min_length=1)
-    flow: list[str]
-    upstream_flow: list[str]
+    flow: list[FlowUnit] = Field(min_length=1)
+    upstream_flow: list[FlowUnit]
     examples: list[str] = Field(default_factory=list)
     depends_on: list[str] = Field(default_factory=list)
     params: dict[Name, ParamSpec] = Field(default_factory=dict)

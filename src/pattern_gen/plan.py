@@ -61,6 +61,8 @@ class TensorPlan:
     dtype: str
     role: str
     token_axis: int | None  #: index of the T axis, if any
+    #: (atol, rtol, ratio) overrides from the card, with the card's reason
+    tolerance: dict[str, Any] | None = None
 
 
 @dataclass

@@ -251,7 +251,9 @@ def _tensor_plans(decls: Mapping[str, m.TensorDecl], exp_types: Mapping[str, Any
         ttype = exp_types[name]
         symbolic = [str(s) for s in shape]
         axis = next((i for i, s in enumerate(symbolic) if s == token), None)
-        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis))
+        rule = next((r for r in decl.tolerance if r.when.holds(env)), None)
+        tol = None if rule is None else {k: getattr(rule, k) for k in ("atol", "rtol", "ratio", "why") if getattr(rule, k) is not None}
+        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis, tol))
     return out
 
 

@@ -99,8 +99,15 @@ class CliRun:
             assert text.strip(), "a problem line without a message"
 
 
+def _runner() -> CliRunner:
+    try:  # click 8.1 mixes stderr into stdout unless told not to; 8.2 keeps them apart and dropped the flag
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:
+        return CliRunner()
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None) -> CliRun:
-    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=True)
+    result = _runner().invoke(main, list(args), env=env, catch_exceptions=True)
     stderr = result.stderr
     problems = [(m["text"], m["code"]) for m in map(_PROBLEM.match, stderr.splitlines()) if m]
     exc = result.exception

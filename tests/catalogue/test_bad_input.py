@@ -507,3 +507,19 @@ def test_empty_dtype_list(cli, catalogue_copy):
     cat.edit(SK03, "x: {shape: [T, K], dtype: BF16}", "x: {shape: [T, K], dtype: []}")
     text = only(validate(cli, cat), "card-schema")
     assert_at(text, cat, SK03, cat.line(SK03, "dtype: []"))
+
+
+def test_flow_entries_are_units(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(AT05, "flow: [V]", 'flow: [""]')
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, AT05, cat.line(AT05, 'flow: [""]'))
+    assert "V or C" in text
+
+
+def test_name_pattern_in_words(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(AT03, "{op: mul, in: [xf, xf], out: sq}", "{op: mul, in: [xf, xf], out: 2sq}")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, AT03, cat.line(AT03, "out: 2sq"))
+    assert "must be a name" in text and "'2sq'" in text

@@ -4,12 +4,14 @@
   ops outside any loop (PyPTO wraps those in an implicit ``loop(1)``).
 * Inside a root, vector ops that feed each other on the same row-tile grid form a **group**; each
   row block of the grid is one AIV task. A group whose summed UB buffers exceed the profile's
-  limit is split by peeling ops off its end (PyPTO splits K=4096 RMSNorm tiles the same way). Each
-  matmul is a group of AIC tasks, one per ``mL0 x nL0`` output tile.
+  limit, and whose result is the A operand of a matmul with N >= ``vec_split_min_consumer_n``, is
+  split by peeling ops off its end (PyPTO splits the [4, 4096] RMSNorm tile before its final cast
+  that way when N >= 1024, whatever the cube tile). Each matmul is a group of AIC tasks, one per ``mL0 x nL0`` output tile.
 * ``vec_nbuffer_setting`` / ``cube_l1_reuse_setting`` / ``cube_nbuffer_setting`` merge N isomorphic
   tasks of a group into one (copy-ins of a shared block are then done once).
-* Dependencies come from the tensors the tasks copy in and out. A complete bipartite join between
-  two task sets goes through one sync (HUB) task, as do a root's views (start) and assembles (end).
+* Dependencies come from the tensors the tasks copy in and out. Tasks of a group that wait for the
+  same >= 3 tasks do so through one sync (HUB) task, as do >= 3 readers of a root's views (start);
+  the writers of a root's assembles feed an end sync task (PyPTO's task topology shows all three).
 * Roots are stitched ``stitch_function_max_num`` at a time into **device tasks**, which run one
   after the other.
 """
@@ -201,6 +203,13 @@ def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: Co
     return body.ub_bytes
 
 
+def _consumer_n(ops: list[OpRecord], root_ops: list[OpRecord]) -> int:
+    """The largest N of the matmuls that take the group's results as their A operand (0 if none)."""
+    made = {o.output.uid for o in ops if o.output is not None}
+    return max((int(o.attrs.get("n", 0)) for o in root_ops
+                if o.unit == "C" and any(t.uid in made for t in o.inputs[:1])), default=0)
+
+
 def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> list[list[OpRecord]]:
     """Peel ops off the end until the group's UB buffers fit the limit (recursively for the tail)."""
     head, tail = list(ops), []
@@ -235,7 +244,10 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
         for vg in _vec_groups(root_ops):
             grid = vec_grid(vg[0])[:2]
-            for part in _split(vg, grid, aliases, params):
+            # PyPTO splits an over-full vector subgraph only when a wide matmul reads its result
+            wide = _consumer_n(vg, root_ops) >= params.vec_split_min_consumer_n
+            parts = _split(vg, grid, aliases, params) if wide else [vg]
+            for part in parts:
                 order.append((part[0].seq, "V", part, grid))
         for o in root_ops:
             if o.unit == "C":

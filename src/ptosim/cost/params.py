@@ -37,6 +37,7 @@ class CostParams:
     lowering: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     vec_ub_limit: int = 438272
     vec_merge_min_tasks: int = 8
+    vec_split_min_consumer_n: int = 1024
     l2_enabled: bool = True
     l2_size: int = 20 * 1024 * 1024
     l2_line: int = 512
@@ -74,6 +75,7 @@ class CostParams:
             lowering={str(k): tuple(str(o) for o in v) for k, v in (raw.get("lowering") or {}).items()},
             vec_ub_limit=int(raw.get("vec_subgraph_ub_limit_bytes", 2.23 * profile.buffers.get("UB", 196608))),
             vec_merge_min_tasks=int(raw.get("vec_merge_min_tasks", 8)),
+            vec_split_min_consumer_n=int(raw.get("vec_split_min_consumer_n", 1024)),
             l2_enabled=bool(l2.get("enabled", True)),
             l2_size=int(l2.get("size_bytes", 20 * 1024 * 1024)),
             l2_line=int(l2.get("line_bytes", 512)),
