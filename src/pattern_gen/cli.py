@@ -29,11 +29,16 @@ out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
 
 
+_WRITING_COMMANDS = {"new", "generate", "build", "serve"}
+
+
 def _fail(problems: list[Problem]) -> None:
     for p in problems:
         err.print(f"[red]error[/red]: {escape(str(p))}", markup=True, highlight=False, soft_wrap=True)
     n = len(problems)
-    err.print(f"{n} problem{'s' if n != 1 else ''}; nothing was written.", style="dim")
+    ctx = click.get_current_context(silent=True)
+    wrote = " nothing was written." if ctx is not None and ctx.info_name in _WRITING_COMMANDS else ""
+    err.print(f"{n} problem{'s' if n != 1 else ''};{wrote}" if wrote else f"{n} problem{'s' if n != 1 else ''}.", style="dim")
 
 
 def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -164,13 +164,15 @@ class Expansion:
 
 
 def tensor_decl(decl: m.TensorDecl, env: Mapping[str, Any]) -> tuple[list[Any], Any]:
-    """(shape, dtype) of a declaration under ``env`` (first matching case wins)."""
+    """(shape, dtype) of a declaration under ``env`` (every matching case applies, in order)."""
     shape, dtype = list(decl.shape), decl.dtype
     for case in decl.cases:
         if case.when.holds(env):
             shape = list(case.shape) if case.shape is not None else shape
             dtype = case.dtype if case.dtype is not None else dtype
     if isinstance(dtype, m.ParamRef):
+        if dtype.param not in env:
+            raise FlowError("unknown-param", f"dtype {{param: {dtype.param}}} names no parameter", "", ("dtype",))
         dtype = env[dtype.param]
     return shape, dtype
 
@@ -505,7 +507,11 @@ class Expander:
                 raise self.fail(
                     frame, path + ("params", key), "unknown-param", f"{callee.id} has no parameter {key!r}" + did_you_mean(key, specs)
                 )
-            values[key] = frame.params[value.param] if isinstance(value, m.ParamRef) else value
+            if isinstance(value, m.ParamRef):
+                if value.param not in frame.params:
+                    raise self.fail(frame, path + ("params", key), "unknown-param", f"{{param: {value.param}}} names no parameter of {frame.card.id}")
+                value = frame.params[value.param]
+            values[key] = value
         for key, spec in specs.items():
             if key in values:
                 continue

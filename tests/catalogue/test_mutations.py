@@ -34,7 +34,7 @@ SHIPPED = package_patterns_dir()
 CARD_FILES = {p.stem.split("-")[0] + "-" + p.stem.split("-")[1]: p for p in card_files(SHIPPED)}
 CARD_IDS = sorted(CARD_FILES)
 
-EXAMPLES = int(os.environ.get("PATTERN_GEN_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("PATTERN_GEN_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=8000,  # ms per example (an example takes well under 1 s; the margin is for a loaded CI machine)
