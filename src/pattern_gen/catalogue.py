@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
 from pydantic import ValidationError
 
 from ptosim.platform import Profile, load_platform
@@ -20,7 +19,7 @@ from ptosim.platform import Profile, load_platform
 from . import model as m
 from .errors import PatternGenError, Problem, did_you_mean
 from .flow import FlowError
-from .loader import load_card, problems_from_validation
+from .loader import LoadedCard, load_card, problems_from_validation
 from .resources import package_patterns_dir, user_catalogue_dirs
 from .yamlsrc import Located, load_located
 
@@ -125,6 +124,17 @@ class Catalogue:
         self._origins[card_id] = origins
         return params
 
+    def param_defaults(self, card_id: str) -> dict[str, Any]:
+        """A card's effective parameters, each at its default."""
+        return {n: s.default for n, s in self.effective_params(card_id).items()}
+
+    def slot_param_defaults(self, skeleton: Any, atom_id: str) -> dict[str, Any]:
+        """An atom's parameter defaults in a skeleton's slot: its own, where the skeleton's
+        ``slot_defaults`` do not override them."""
+        defaults = self.param_defaults(atom_id)
+        defaults.update({k: v for k, v in skeleton.slot_defaults.items() if k in defaults})
+        return defaults
+
     def param_origin(self, card_id: str, name: str) -> str:
         """The card that declares a parameter a card has (itself, or the atom it inherits from)."""
         self.effective_params(card_id)
@@ -157,6 +167,15 @@ def _read_yaml(path: Path, problems: list[Problem]) -> tuple[Any, Located | None
         problems.extend(exc.problems)
         return None, None
     return located.data, located
+
+
+def _load_card(path: Path, renames: Mapping[str, str], problems: list[Problem]) -> LoadedCard | None:
+    """A card file's card, or None with its problems added to ``problems``."""
+    try:
+        return load_card(path, renames)
+    except PatternGenError as exc:
+        problems.extend(exc.problems)
+        return None
 
 
 def _load_constraints(path: Path, cat: Catalogue, problems: list[Problem]) -> None:
@@ -222,19 +241,14 @@ def load_catalogue(
     paths = [p for p in paths if p.resolve() not in explicit]
     key_renames = cat.renames.get("keys", {})
     for path in explicit:
-        try:
-            loaded = load_card(path, key_renames)
-        except PatternGenError as exc:
-            problems.extend(exc.problems)
-            continue
-        cat.cards[loaded.card.id] = loaded.card
-        cat.located[loaded.card.id] = loaded.located
+        loaded = _load_card(path, key_renames, problems)
+        if loaded is not None:
+            cat.cards[loaded.card.id] = loaded.card
+            cat.located[loaded.card.id] = loaded.located
     overridden = set(cat.cards)
     for path in paths:
-        try:
-            loaded = load_card(path, key_renames)
-        except PatternGenError as exc:
-            problems.extend(exc.problems)
+        loaded = _load_card(path, key_renames, problems)
+        if loaded is None:
             continue
         card = loaded.card
         if card.id in overridden:
@@ -250,8 +264,3 @@ def load_catalogue(
     if problems:
         raise PatternGenError(problems)
     return cat
-
-
-def load_yaml_plain(path: Path) -> Any:
-    with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)

@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any, Mapping
 
 import jinja2
 
-from .errors import PatternGenError, Problem
-from .expr import render as render_expr
-from .model import OP_FAMILY
-from .flow import COp, ScalarArg, Var
-from .plan import KernelPlan, StagePlan
-from .resources import templates_dir
 from ptosim.dtypes import dtype_from_name
 from ptosim.testing import tolerance_for as _np_tolerance
 
-__all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
+from .errors import PatternGenError, Problem
+from .expr import render as render_expr
+from .flow import COp, ScalarArg, Var
+from .model import OP_FAMILY
+from .plan import KernelPlan, StagePlan, TensorPlan
+from .resources import templates_dir
 
+__all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
 
 
 def _env() -> jinja2.Environment:
@@ -142,7 +141,7 @@ def _signature(plan: KernelPlan) -> list[str]:
     return out
 
 
-def _output_shape(t: Any, token: str) -> str:
+def _output_shape(t: TensorPlan, token: str) -> str:
     parts = [token if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)]
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
@@ -163,7 +162,7 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "platform": plan.platform,
         "unroll": plan.unroll,
         "cards": ", ".join(plan.cards_used),
-        "notes": [_doc(n) for n in plan.notes if not n.startswith(tuple(s.label + ":" for s in plan.all_stages))],
+        "notes": [_doc(n) for n in plan.plan_notes],
         "dims": list(plan.dims.items()),
         "input_names": _py([t.name for t in plan.inputs]),
         "output_names": _py([t.name for t in plan.outputs]),
@@ -191,7 +190,7 @@ def tolerance_for(dtype: str) -> tuple[float, float, float]:
     return _np_tolerance(dtype_from_name(dtype).np_dtype)
 
 
-def _tolerance(t: Any) -> list[float]:
+def _tolerance(t: TensorPlan) -> list[float]:
     """(atol, rtol, ratio) of an output: the dtype's default, overridden where the card says so."""
     atol, rtol, ratio = tolerance_for(t.dtype)
     o = t.tolerance or {}
@@ -218,7 +217,7 @@ def _strip_header(text: str) -> str:
     i = 0
     if lines and lines[0].startswith('"""'):
         i = 1 if lines[0].count('"""') >= 2 else next(j for j in range(1, len(lines)) if '"""' in lines[j]) + 1
-    body = [l for l in lines[i:] if not (l.startswith("import ") or l.startswith("from "))]
+    body = [line for line in lines[i:] if not line.startswith(("import ", "from "))]
     return "\n".join(body).strip() + "\n"
 
 

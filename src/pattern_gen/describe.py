@@ -12,59 +12,52 @@ from typing import Any
 from . import model as m
 from .catalogue import Catalogue
 from .expr import render as render_expr
-from .flow import COp, FlowError, ScalarArg, Unavailable, Var, expand_atom
+from .flow import COp, Expansion, FlowError, ScalarArg, Unavailable, Var, expand_atom
 from .predicates import TRUE
 
-__all__ = ["card_summary", "card_detail", "param_rows", "pseudo_code", "op_text"]
+__all__ = ["card_summary", "card_detail", "param_rows", "pseudo_code", "expansion_code", "op_text"]
+
+
+def _param_row(name: str, spec: m.ParamSpec, default: Any, origin: str, doc: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": spec.type,
+        "choices": spec.valid_values,
+        "bounds": {k: getattr(spec, k) for k in ("gt", "ge", "le") if getattr(spec, k) is not None},
+        "default": default,
+        "from": origin,
+        "doc": doc,
+    }
 
 
 def param_rows(cat: Catalogue, card: Any) -> list[dict[str, Any]]:
-    """One row per parameter (own and inherited): name, type, choices, default, from, meaning."""
-    rows = []
-    specs = cat.effective_params(card.id) if card.kind == "atom" else dict(card.params)
-    for name, spec in specs.items():
-        choices: Any = spec.choices
-        if spec.type == "bool":
-            choices = [True, False]
-        bounds = {k: getattr(spec, k) for k in ("gt", "ge", "le") if getattr(spec, k) is not None}
-        rows.append(
-            {
-                "name": name,
-                "type": spec.type,
-                "choices": choices,
-                "bounds": bounds,
-                "default": spec.default,
-                "from": cat.param_origin(card.id, name) if card.kind == "atom" else card.id,
-                "doc": spec.doc,
-            }
-        )
-    if card.kind == "skeleton":
-        slot_name, slot = next(iter(card.slots.items()))
-        if slot.default in cat.cards:
-            for name, spec in cat.effective_params(slot.default).items():
-                choices: Any = [True, False] if spec.type == "bool" else spec.choices
-                rows.append(
-                    {
-                        "name": name,
-                        "type": spec.type,
-                        "choices": choices,
-                        "bounds": {k: getattr(spec, k) for k in ("gt", "ge", "le") if getattr(spec, k) is not None},
-                        "default": card.slot_defaults.get(name, spec.default),
-                        "from": cat.param_origin(slot.default, name),
-                        "doc": (f"(slot {slot_name}) " + spec.doc).strip(),
-                    }
-                )
-        rows.append(
-            {
-                "name": "unroll",
-                "type": "int",
-                "choices": list(card.loop.candidates),
-                "bounds": {},
-                "default": card.loop.candidates[0],
-                "from": card.id,
-                "doc": "Token-loop unroll factor (one value; factor 1 is always appended).",
-            }
-        )
+    """One row per parameter (own and inherited): name, type, choices, default, from, meaning.
+
+    A skeleton lists its own parameters, then its slot default's (with the skeleton's
+    ``slot_defaults``), then ``unroll``."""
+    if card.kind == "atom":
+        return [
+            _param_row(name, spec, spec.default, cat.param_origin(card.id, name), spec.doc)
+            for name, spec in cat.effective_params(card.id).items()
+        ]
+    rows = [_param_row(name, spec, spec.default, card.id, spec.doc) for name, spec in card.params.items()]
+    slot_name, slot = next(iter(card.slots.items()))
+    if slot.default in cat.cards:
+        for name, spec in cat.effective_params(slot.default).items():
+            default = card.slot_defaults.get(name, spec.default)
+            doc = (f"(slot {slot_name}) " + spec.doc).strip()
+            rows.append(_param_row(name, spec, default, cat.param_origin(slot.default, name), doc))
+    rows.append(
+        {
+            "name": "unroll",
+            "type": "int",
+            "choices": list(card.loop.candidates),
+            "bounds": {},
+            "default": card.loop.candidates[0],
+            "from": card.id,
+            "doc": "Token-loop unroll factor (one value; factor 1 is always appended).",
+        }
+    )
     return rows
 
 
@@ -97,6 +90,11 @@ def _tensor_rows(decls: dict[str, m.TensorDecl]) -> list[dict[str, Any]]:
 
 
 def card_summary(cat: Catalogue, card: Any) -> dict[str, Any]:
+    """What ``list`` shows about a card, as data."""
+    return _summary(cat, card, param_rows(cat, card))
+
+
+def _summary(cat: Catalogue, card: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "id": card.id,
         "kind": card.kind,
@@ -108,7 +106,7 @@ def card_summary(cat: Catalogue, card: Any) -> dict[str, Any]:
         "examples": list(card.examples),
         "params": {
             r["name"]: {"type": r["type"], "choices": r["choices"], "default": r["default"], "from": r["from"]}
-            for r in param_rows(cat, card)
+            for r in rows
         },
         "depends_on": list(card.depends_on),
         "used_by": cat.used_by(card.id),
@@ -158,10 +156,11 @@ def _tile_rows(perf: m.Performance) -> list[dict[str, Any]]:
 
 def card_detail(cat: Catalogue, card: Any) -> dict[str, Any]:
     """Everything ``show`` prints, as data."""
-    out = card_summary(cat, card)
+    rows = param_rows(cat, card)
+    out = _summary(cat, card, rows)
     out.update(
         {
-            "parameters": param_rows(cat, card),
+            "parameters": rows,
             "inputs": _tensor_rows(card.inputs),
             "outputs": _tensor_rows(card.outputs),
             "constraints": [
@@ -244,16 +243,20 @@ def op_text(op: COp) -> str:
 
 def pseudo_code(cat: Catalogue, card: Any, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The atom's expanded flow for one set of parameters: stages with their op lines."""
-    specs = cat.effective_params(card.id)
-    env = {n: s.default for n, s in specs.items()}
+    env = cat.param_defaults(card.id)
     env.update(params or {})
     try:
         exp = expand_atom(cat, card, env, None)
     except (FlowError, Unavailable) as exc:
         return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [str(exc)]}]
-    except KeyError as exc:  # a {param: NAME} the card does not have (`validate` reports it): show, don't crash
+    except KeyError as exc:  # defensive: an unknown {param: NAME} is a FlowError now; show any other, don't crash
         return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [f"unknown parameter {exc.args[0]!r}"]}]
-    stages = []
-    for s in exp.prologue + exp.stages:
-        stages.append({"label": s.label, "unit": s.unit, "hoist": s.hoist, "lines": [op_text(o) for o in s.ops]})
-    return stages
+    return expansion_code(exp)
+
+
+def expansion_code(exp: Expansion) -> list[dict[str, Any]]:
+    """Every stage of an expansion (hoisted ones first) with its ops as lines of pseudo-code."""
+    return [
+        {"label": s.label, "unit": s.unit, "hoist": s.hoist, "lines": [op_text(o) for o in s.ops]}
+        for s in exp.prologue + exp.stages
+    ]

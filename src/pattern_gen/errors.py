@@ -89,10 +89,6 @@ class PatternGenError(Exception):
         self.problems: list[Problem] = sorted(items, key=Problem.sort_key)
         super().__init__("\n".join(str(p) for p in self.problems))
 
-    @classmethod
-    def single(cls, code: ErrorCode, message: str, **where: object) -> "PatternGenError":
-        return cls(Problem(code, message, **where))  # type: ignore[arg-type]
-
     @property
     def code(self) -> str:
         return self.problems[0].code

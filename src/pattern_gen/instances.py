@@ -16,6 +16,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ptosim import cost
+from ptosim.errors import PtoSimError
+from ptosim.testing import compare, compare_rows
+
 from . import __version__
 from .catalogue import Catalogue
 from .codegen import module_id, render_instance
@@ -44,6 +48,7 @@ def render_plan(cat: Catalogue, plan: KernelPlan) -> dict[str, str]:
 
 
 def write_instance(cat: Catalogue, req: Request, out_dir: Path, *, force: bool = False) -> tuple[KernelPlan, Path, WriteReport]:
+    """Resolve ``req`` and write its instance folder under ``out_dir``: (plan, folder, report)."""
     plan = resolve(cat, req)
     folder = out_dir / plan.name
     files = render_plan(cat, plan)
@@ -94,6 +99,7 @@ class RunResult:
 
 
 def read_instance(folder: Path) -> dict[str, Any]:
+    """The ``instance.json`` of an instance folder."""
     meta = folder / "instance.json"
     if not meta.is_file():
         raise PatternGenError(Problem("instance", f"{folder} is not an instance folder (no instance.json)", str(folder)))
@@ -109,9 +115,6 @@ def run_instance(
     """Run the kernel on ptosim against its golden for T tokens (default: the first test T).
 
     ``estimate=False`` skips the cost model (a pass/fail check needs only the numbers)."""
-    from ptosim.errors import PtoSimError
-    from ptosim.testing import compare, compare_rows
-
     meta = read_instance(folder)
     T = int(T if T is not None else meta.get("test_T", [meta.get("unroll", 1)])[0])
     if T < 1:
@@ -137,12 +140,7 @@ def run_instance(
         result.passed = result.passed and ok
     record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None) if estimate else None
     if record is not None:
-        try:
-            from ptosim.cost import estimate as cost_estimate
-
-            result.estimate = cost_estimate(record).summary()
-        except ImportError:  # pragma: no cover - the cost model ships with ptosim
-            result.estimate = None
+        result.estimate = cost.estimate(record).summary()
     return result
 
 

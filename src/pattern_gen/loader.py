@@ -8,9 +8,10 @@ Renamed keys (``patterns/renames.yaml``) are reported as renames rather than unk
 from __future__ import annotations
 
 import re
+import types
 import typing
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -26,11 +27,6 @@ card_adapter: TypeAdapter[Any] = TypeAdapter(m.Card)
 class LoadedCard(typing.NamedTuple):
     card: Any  #: AtomCard | SkeletonCard
     located: Located
-
-
-def _data_path(data: Any, loc: Iterable[Any], etype: str = "", kind: str | None = None) -> tuple[Any, ...]:
-    """The part of a pydantic ``loc`` that is a real path in the data (drops union tags)."""
-    return _walk(data, tuple(loc), etype, kind)[0]
 
 
 def _walk(
@@ -53,7 +49,7 @@ def _walk(
         last = n == len(loc) - 1
         if n == 0 and kind is not None and item == kind and not (isinstance(cur, Mapping) and item in cur):
             continue  # the card-kind discriminator
-        if after_index and isinstance(cur, Mapping) and item in (m._item_tag(cur), m._op_tag(cur)):
+        if after_index and isinstance(cur, Mapping) and item in (m.item_tag(cur), m.op_tag(cur)):
             after_index = False
             continue  # the tag of a tagged union (stage item or op)
         after_index = False
@@ -183,7 +179,7 @@ def _models_in(annotation: Any) -> list[Any]:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return _models_in(typing.get_args(annotation)[0])
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         out = []
         for arg in typing.get_args(annotation):
             out.extend(_models_in(arg))

@@ -5,8 +5,6 @@ must be refused. Entries use the CLI's vocabulary: ``atoms`` ("AT-10" or "AT-03,
 
 from __future__ import annotations
 
-import fnmatch
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -62,6 +60,7 @@ def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, d
 
 
 def to_request(entry: _Entry) -> Request:
+    """The request an entry stands for (``atoms`` split at commas, ``STAGE.param`` keys to stages)."""
     atoms = entry.atoms.split(",") if isinstance(entry.atoms, str) else list(entry.atoms)
     bare, staged = split_params(entry.params)
     return Request(
@@ -77,6 +76,7 @@ def to_request(entry: _Entry) -> Request:
 
 
 def load_manifest(path: Path) -> Manifest:
+    """Read and validate a manifest; PatternGenError with file:line:col for each problem."""
     if not path.is_file():
         raise PatternGenError(Problem("manifest", f"no manifest at {path}", str(path)))
     located = load_located(path.read_text(encoding="utf-8"), str(path))
@@ -85,20 +85,3 @@ def load_manifest(path: Path) -> Manifest:
     except ValidationError as exc:
         problems = [Problem("manifest", p.message, p.file, p.line, p.col) for p in problems_from_validation(exc, located, "manifest")]
         raise PatternGenError(problems) from None
-
-
-@dataclass(frozen=True)
-class Selected:
-    kept: list[ManifestEntry]
-    culled: list[tuple[ManifestEntry, str]]
-
-
-def select(entries: list[ManifestEntry], pattern: str | None, names: Mapping[int, str]) -> Selected:
-    """Entries whose instance name matches the glob (``--filter``), with the reason for each cull."""
-    kept, culled = [], []
-    for i, entry in enumerate(entries):
-        if pattern is None or fnmatch.fnmatchcase(names[i], pattern):
-            kept.append(entry)
-        else:
-            culled.append((entry, f"{names[i]} does not match --filter {pattern!r}"))
-    return Selected(kept, culled)

@@ -18,7 +18,7 @@ from ptosim.options import PASS_KEYS, RUNTIME_KEYS, validate_pass_options, valid
 
 from . import model as m
 from .errors import PatternGenError, Problem, did_you_mean
-from .flow import SCALAR_OPS, CStage, Var
+from .flow import CUBE_OPS, CStage, Var
 
 __all__ = ["OptionPlan", "plan_options", "parse_option_arg", "OPERATION_KEYS"]
 
@@ -33,6 +33,10 @@ class OptionPlan:
     levels: dict[str, str] = field(default_factory=dict)
     cache_policy: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+    def group(self, name: str) -> dict[str, Any]:
+        """The options of a group: ``runtime``, ``pass`` or ``operation``."""
+        return {"runtime": self.runtime, "pass": self.pass_, "operation": self.operation}[name]
 
 
 def _group_of(key: str) -> str | None:
@@ -72,14 +76,14 @@ def _validate(group: str, key: str, value: Any) -> str | None:
 
 
 def _weight_reads(stages: Iterable[CStage], weights: Iterable[str]) -> dict[str, int]:
-    """How many Cube ops read each weight per loop iteration (through in-place reshapes too)."""
+    """How many Cube ops read each weight per loop iteration (through reshapes of it too)."""
     alias: dict[str, str] = {w: w for w in weights}
     counts = {w: 0 for w in alias}
     for stage in stages:
         for op in stage.ops:
             if op.op == "reshape" and isinstance(op.args[0], Var) and op.args[0].name in alias and op.out:
                 alias[op.out] = alias[op.args[0].name]
-            if op.op not in SCALAR_OPS and op.op in ("matmul", "scaled_mm"):
+            if op.op in CUBE_OPS:
                 for a in op.args:
                     if isinstance(a, Var) and a.name in alias:
                         counts[alias[a.name]] += 1
@@ -91,11 +95,11 @@ def plan_options(
     env: Mapping[str, Any],
     platform: str,
     user: Mapping[str, Any],
-    prologue: list[CStage],
     stages: list[CStage],
     roles: Mapping[str, str],
 ) -> OptionPlan:
-    """Options for a plan. ``advice_cards`` in priority order (skeleton first)."""
+    """Options for a plan. ``advice_cards`` in priority order (skeleton first); ``stages`` are the
+    loop's stages (the cache policies count weight reads per iteration)."""
     plan = OptionPlan()
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -110,8 +114,7 @@ def plan_options(
                 if advice.level == "conditional" and not advice.when.holds(env):
                     continue
                 seen.add(advice.key)
-                target = {"runtime": plan.runtime, "pass": plan.pass_, "operation": plan.operation}[group_name]
-                target[advice.key] = advice.value
+                plan.group(group_name)[advice.key] = advice.value
                 plan.levels[advice.key] = f"{advice.level} ({card.id})"
     for key, value in user.items():
         group = _group_of(key)
@@ -124,9 +127,9 @@ def plan_options(
             problems.append(Problem("bad-option", f"--option {key}={value!r}: {message}"))
             continue
         level = plan.levels.get(key, "")
-        if level.startswith("must") and {"runtime": plan.runtime, "pass": plan.pass_, "operation": plan.operation}[group].get(key) != value:
+        if level.startswith("must") and plan.group(group).get(key) != value:
             plan.notes.append(f"--option {key} overrides a must-level setting of {level.split('(')[-1].rstrip(')')}")
-        {"runtime": plan.runtime, "pass": plan.pass_, "operation": plan.operation}[group][key] = value
+        plan.group(group)[key] = value
         plan.levels[key] = "user (--option)"
     if problems:
         raise PatternGenError(problems)

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .flow import CStage
+from .text import yaml_word
 
 __all__ = ["Request", "TensorPlan", "StagePlan", "KernelPlan"]
 
@@ -32,25 +33,19 @@ class Request:
         """The ``pattern-gen new`` command line that makes this request."""
         parts = [f"pattern-gen new --skeleton {self.skeleton} --atoms {','.join(self.atoms)}"]
         for k, v in self.params.items():
-            parts.append(f"--param {k}={_fmt(v)}")
+            parts.append(f"--param {k}={yaml_word(v)}")
         for stage, ps in self.stage_params.items():
             for k, v in ps.items():
-                parts.append(f"--param {stage}.{k}={_fmt(v)}")
+                parts.append(f"--param {stage}.{k}={yaml_word(v)}")
         for k, v in self.dims.items():
             parts.append(f"--dim {k}={v}")
         if self.platform:
             parts.append(f"--platform {self.platform}")
         for k, v in self.options.items():
-            parts.append(f"--option '{k}={_fmt(v)}'")
+            parts.append(f"--option '{k}={yaml_word(v)}'")
         if self.name:
             parts.append(f"--name {self.name}")
         return " ".join(parts)
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
 
 
 @dataclass(frozen=True)
@@ -76,6 +71,14 @@ class StagePlan:
     cube_tile: dict[str, list[int]] | None
     fit_notes: list[str]
     stage: CStage  #: the typed ops (not serialised as such)
+
+    def tile_text(self) -> str:
+        """``vec [8, 4096]`` or ``cube m=[32, 32] k=[…] n=[…]``; empty for a stage without a tile."""
+        if self.vec_tile is not None:
+            return f"vec {self.vec_tile}"
+        if self.cube_tile is not None:
+            return f"cube m={self.cube_tile['m']} k={self.cube_tile['k']} n={self.cube_tile['n']}"
+        return ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"label": self.label, "unit": self.unit, "card": self.card, "hoist": self.hoist}
@@ -123,6 +126,24 @@ class KernelPlan:
     @property
     def all_stages(self) -> list[StagePlan]:
         return self.prologue + self.stages
+
+    @property
+    def plan_notes(self) -> list[str]:
+        """The notes about the whole plan: a stage's tile-fitting notes (``LABEL: …``) are shown
+        with the stage instead."""
+        stage_notes = tuple(s.label + ":" for s in self.all_stages)
+        return [n for n in self.notes if not n.startswith(stage_notes)]
+
+    def option_rows(self) -> list[tuple[str, Any, str]]:
+        """(option, value, level) of every runtime, pass and operation option, then one row
+        ``NAME.set_cache_policy`` per cache policy."""
+        rows = [
+            (k, v, self.option_levels.get(k, ""))
+            for group in (self.runtime_options, self.pass_options, self.operation_options)
+            for k, v in group.items()
+        ]
+        rows += [(f"{name}.set_cache_policy", policy, "") for name, policy in self.cache_policy.items()]
+        return rows
 
     def to_json(self, version: str) -> dict[str, Any]:
         """The ``instance.json`` content (without the content hash)."""

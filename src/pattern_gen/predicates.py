@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
+from .text import yaml_word
+
 __all__ = ["Predicate", "parse_predicate", "PredicateError", "TRUE", "same_value"]
 
 
@@ -41,7 +43,7 @@ class Match:
         return {self.param: self.values[0] if len(self.values) == 1 else list(self.values)}
 
     def describe(self) -> str:
-        vals = " or ".join(_fmt(v) for v in self.values)
+        vals = " or ".join(yaml_word(v) for v in self.values)
         return f"{self.param} = {vals}"
 
 
@@ -112,10 +114,6 @@ def same_value(a: Any, b: Any) -> bool:
 Predicate = Union[Match, AllOf, AnyOf, Not]
 TRUE: Predicate = AllOf(())
 _MISSING = object()
-
-
-def _fmt(v: Any) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 #: nesting of any/all/not; real guards use one or two levels

@@ -19,10 +19,9 @@ from ptosim.platform import Profile
 
 from . import model as m
 from .catalogue import Catalogue
-from .checks import skeleton_env
 from .errors import PatternGenError, Problem, did_you_mean
 from .expr import ExprError, evaluate, parse, simplify, substitute
-from .flow import SCALAR_OPS, CStage, FlowError, Refused, Unavailable, Var, expand_skeleton, tensor_decl
+from .flow import CUBE_OPS, CStage, FlowError, Refused, Unavailable, Var, expand_skeleton, skeleton_env, tensor_decl
 from .naming import instance_name
 from .options_plan import plan_options
 from .plan import KernelPlan, Request, StagePlan, TensorPlan
@@ -115,8 +114,7 @@ def _pick_atom(cat: Catalogue, skeleton: m.SkeletonCard, atoms: tuple[str, ...])
 
 def _slot_params(cat: Catalogue, skeleton: m.SkeletonCard, atom: Any, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[Problem]]:
     specs = cat.effective_params(atom.id)
-    defaults = {n: s.default for n, s in specs.items()}
-    defaults.update({k: v for k, v in skeleton.slot_defaults.items() if k in specs})
+    defaults = cat.slot_param_defaults(skeleton, atom.id)
     values = dict(defaults)
     problems = []
     renames = cat.renames.get("params", {})
@@ -205,35 +203,36 @@ def _dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dict[str,
     return dims, problems
 
 
-def _tile_advice(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, kind: str) -> tuple[m.TileAdvice | None, Mapping[str, Any], str]:
+def _tile_advice(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, kind: str) -> tuple[m.TileAdvice | None, Mapping[str, Any]]:
+    """The tile advice for a stage — the skeleton's (by label or glob) before the stage's own
+    card's (by its local label) — and the dims to evaluate it with."""
     for pattern, advice in skeleton.performance.tiles.items():
         if (advice.vec is not None) == (kind == "vec") and (pattern == stage.label or fnmatch.fnmatchcase(stage.label, pattern)):
-            return advice, {}, skeleton.id
+            return advice, {}
     card = cat.cards.get(stage.card)
     if card is not None:
         advice = card.performance.tiles.get(stage.local_label)
         if advice is not None and (advice.vec is not None) == (kind == "vec"):
-            return advice, stage.dims, card.id
-    return None, {}, ""
+            return advice, stage.dims
+    return None, {}
 
 
 def _fit_stage(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, values: Mapping[str, int], profile: Profile) -> StagePlan:
     vec = cube = None
     notes: list[str] = []
-    has_cube = any(op.op in ("matmul", "scaled_mm") for op in stage.ops)
+    has_cube = any(op.op in CUBE_OPS for op in stage.ops)
     uses = vec_uses(stage, values)
     if has_cube:
-        advice, _, source = _tile_advice(cat, skeleton, stage, "cube")
+        advice, _ = _tile_advice(cat, skeleton, stage, "cube")
         start = advice.cube.model_dump() if advice is not None and advice.cube is not None else dict(_DEFAULT_CUBE)
         if advice is None:
             notes.append(f"no cube tile advice for {stage.label!r}: default {start}")
         cube, fit = fit_cube_tile(stage.label, stage.ops, start, profile)
         notes += fit
     elif uses:
-        advice, dims, source = _tile_advice(cat, skeleton, stage, "vec")
+        advice, dims = _tile_advice(cat, skeleton, stage, "vec")
         if advice is not None and advice.vec is not None:
-            env = {k: v for k, v in values.items()}
-            start = [int(evaluate(simplify(substitute(parse(v), dims)), env)) for v in advice.vec]
+            start = [int(evaluate(simplify(substitute(parse(v), dims)), values)) for v in advice.vec]
         else:
             start = default_vec_tile(uses)
             notes.append(f"no vec tile advice for {stage.label!r}: {start} from its widest op")
@@ -328,7 +327,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
         raise PatternGenError(Problem("bad-dim", f"{skeleton.id}: {exc}")) from None
     used = list(dict.fromkeys(exp.cards_used))
     advice_cards = [skeleton, atom] + [cat.cards[c] for c in used if c not in (skeleton.id, atom.id)]
-    options = plan_options(advice_cards, env, platform, req.options, exp.prologue, exp.stages, exp.roles)
+    options = plan_options(advice_cards, env, platform, req.options, exp.stages, exp.roles)
     # An input the expanded flow never reads (e.g. gamma_ckv with kv_norm.has_gamma=false) is not a kernel argument.
     read = {a.name for s in exp.prologue + exp.stages for op in s.ops for a in op.args if isinstance(a, Var)}
     unused = [n for n in exp.inputs if n not in read]
@@ -375,10 +374,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
 
 
 def _feature_ok(reason: str, profile: Profile) -> bool:
-    """Whether another platform lacks the thing an Unavailable reason names."""
+    """Whether ``profile`` has the thing an Unavailable reason says is missing (a feature or a dtype)."""
     if "scaled_mm" in reason:
         return profile.has_feature("scaled_mm")
-    for d in profile.dtypes:
-        if reason.startswith(d.short + " "):
-            return True
-    return False
+    return any(reason.startswith(d.short + " ") for d in profile.dtypes)

@@ -18,7 +18,7 @@ from ptosim.platform import OpKind, Profile, cube_capacity, vec_footprint
 
 from .errors import PatternGenError, Problem
 from .expr import ExprError, evaluate
-from .flow import SCALAR_OPS, COp, CStage, ScalarArg
+from .flow import CUBE_OPS, SCALAR_OPS, COp, CStage, ScalarArg
 
 __all__ = ["VecOpUse", "vec_uses", "fit_vec_tile", "fit_cube_tile", "default_vec_tile", "eval_shape"]
 
@@ -55,8 +55,8 @@ def _vec_use(op: COp, values: Mapping[str, int]) -> VecOpUse:
         kind, shape = "unary", op.out_type.shape  # type: ignore[union-attr]
         dts = (dtype_from_name(op.attrs["dtype"]),)
     elif op.op in ("add", "sub", "mul", "div"):
-        tensors = [t for t in op.in_types]
-        if len(tensors) == 2 and any(isinstance(a, ScalarArg) for a in op.args) is False:
+        tensors = op.in_types
+        if len(tensors) == 2 and not any(isinstance(a, ScalarArg) for a in op.args):
             same = eval_shape(tensors[0].shape, values) == eval_shape(tensors[1].shape, values)
             kind = "binary" if same else "broadcast"
         else:
@@ -68,7 +68,7 @@ def _vec_use(op: COp, values: Mapping[str, int]) -> VecOpUse:
 
 
 def vec_uses(stage: CStage, values: Mapping[str, int]) -> list[VecOpUse]:
-    return [_vec_use(op, values) for op in stage.ops if op.op not in SCALAR_OPS and op.op not in ("matmul", "scaled_mm")]
+    return [_vec_use(op, values) for op in stage.ops if op.op not in SCALAR_OPS + CUBE_OPS]
 
 
 def default_vec_tile(uses: Sequence[VecOpUse]) -> list[int]:
@@ -151,10 +151,9 @@ def fit_cube_tile(
 ) -> tuple[dict[str, list[int]], list[str]]:
     """Align and shrink a cube tile for every matmul of a stage; (tile, notes)."""
     notes: list[str] = []
+    # k is [L0, L1] or [L0, L1 of A, L1 of B]; the L1 values stay separate
     tile = {k: [int(v) for v in cube[k]] for k in ("m", "k", "n")}
-    if len(tile["k"]) == 3 and tile["k"][1] != tile["k"][2]:
-        pass  # separate A/B L1 k-tiles are kept as given
-    mm = [op for op in ops if op.op in ("matmul", "scaled_mm")]
+    mm = [op for op in ops if op.op in CUBE_OPS]
     for op in mm:
         a, b = (dtype_from_name(t.dtype) for t in op.in_types[:2])
         for axis, dts in (("k", (a, b)), ("n", (b,))):

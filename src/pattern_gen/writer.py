@@ -20,7 +20,7 @@ from typing import Mapping
 
 from .errors import PatternGenError, Problem
 
-__all__ = ["finalize", "content_ok", "write_files", "check_writes", "WriteReport", "compare_tree", "Drift"]
+__all__ = ["finalize", "content_ok", "atomic_write", "write_files", "check_writes", "WriteReport", "compare_tree", "Drift"]
 
 _HASH_PREFIX = "# content-hash: sha256:"
 
@@ -74,7 +74,8 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace`` (never half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -106,7 +107,7 @@ def write_files(folder: Path, files: Mapping[str, str], *, force: bool = False) 
     """
     report, plan = _plan_writes(folder, files, force)
     for path, text in plan:
-        _atomic_write(path, text)
+        atomic_write(path, text)
         report.written.append(path)
     return report
 

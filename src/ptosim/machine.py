@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .errors import PtoSimError, kernel_location
+from .options import OptionScope
 from .platform import Profile, load_platform
 from .record import LoopFrame, OpRecord, RunRecord, TensorRef
 
@@ -39,8 +41,6 @@ def use_platform(platform: str | Profile) -> Iterator[Profile]:
 
 
 def default_platform() -> Profile:
-    import os
-
     chosen = _PLATFORM.get() or os.environ.get("PTOSIM_PLATFORM") or DEFAULT_PLATFORM
     return load_platform(chosen)
 
@@ -77,8 +77,6 @@ class Machine:
     _scope_ids: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from .options import OptionScope
-
         self.record = RunRecord(kernel=self.kernel, platform=self.profile.name)
         self.options = OptionScope()
 

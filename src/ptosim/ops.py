@@ -208,7 +208,7 @@ def div(input: Tensor, other: Tensor | float | int, precision_type: Any = None) 
         return _binary("div", input, other, fn)
 
 
-def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray], floats_only: bool = True) -> Tensor:
+def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Tensor:
     machine = current_machine(op)
     a = _require_tensor(input, op, "input")
     _check_dtype(machine, op, a.dtype)

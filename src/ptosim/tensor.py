@@ -20,6 +20,7 @@ import numpy as np
 
 from .dtypes import DataType, dtype_from_name
 from .errors import ShapeError
+from .machine import active_machine, current_machine
 from .record import TensorRef
 from .symbolic import ScalarLike, SymbolicScalar, concrete
 
@@ -87,16 +88,12 @@ class Tensor(metaclass=_TensorMeta):
     )
 
     def __new__(cls, shape: Sequence[Any] | None = None, dtype: Any = None, name: str = "", *args: Any, **kw: Any):
-        from .machine import active_machine
-
         if shape is not None and active_machine() is None:
             # At definition time (an annotation) there is no machine: a spec, not storage.
             return TensorSpec(shape, dtype, name)
         return super().__new__(cls)
 
     def __init__(self, shape: Sequence[Any] | None = None, dtype: Any = None, name: str = "") -> None:
-        from .machine import current_machine
-
         if shape is None:  # internal construction through Tensor.wrap
             return
         machine = current_machine("Tensor")
@@ -179,7 +176,7 @@ class Tensor(metaclass=_TensorMeta):
     def get_cache_policy(self, policy: CachePolicy) -> bool:
         return self.cache_policy.get(policy, False)
 
-    # Python operators map to the ops, as in PyPTO.
+    # Python operators map to the ops, as in PyPTO (imported at the call: ``ops`` imports this module).
     def __add__(self, other: Any) -> "Tensor":
         from .ops import add
 

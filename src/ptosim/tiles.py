@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from .dtypes import DataType
 from .errors import CapacityError, TileShapeError, warn
 from .machine import Machine, current_machine
@@ -43,13 +45,8 @@ def _compile_time_int(value: Any, what: str, op: str) -> int:
             hint="use the unroll factor (a plain int) or a literal",
         )
     if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            import numpy as np
-
-            if isinstance(value, np.integer):
-                return int(value)
-        except ImportError:  # pragma: no cover
-            pass
+        if isinstance(value, np.integer):
+            return int(value)
         raise TileShapeError(f"{what} must be an int, got {value!r}", code="tile-value", op=op)
     if value <= 0:
         raise TileShapeError(f"{what} must be > 0, got {value}", code="tile-value", op=op)
@@ -194,7 +191,7 @@ def check_vec_op(
             hint=f"shrink the vec tile {list(tile)}",
         )
     if kind == "reduce":
-        tile_bytes = vec_footprint("reduce", eff, widest, profile) // profile.footprint_factor["reduce"]
+        tile_bytes = need // profile.footprint_factor["reduce"]  # the tile itself, without the n(kind) factor
         if tile_bytes > profile.reduce_tile_max_bytes:
             raise CapacityError(
                 f"reduction tile {list(eff)} is {tile_bytes} B > {profile.reduce_tile_max_bytes} B",

@@ -21,6 +21,8 @@ from .params import CostParams
 
 __all__ = ["estimate", "Estimate", "CostParams", "write_trace", "trace_events"]
 
+# The two wrappers import ``ptosim.trace`` at the call: it imports this package's modules.
+
 
 def write_trace(record: Any, path: Any, profile: Any = None) -> Any:
     """Write the Chrome Trace Event JSON of ``record``'s estimate to ``path``; returns the Estimate."""

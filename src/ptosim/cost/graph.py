@@ -18,10 +18,9 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
@@ -376,7 +375,7 @@ def _sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases
     by_group: dict[int, list[Task]] = defaultdict(list)
     for t in list(tasks):
         by_group[t.group].append(t)
-    for gid, members in by_group.items():
+    for members in by_group.values():
         clusters: dict[frozenset[int], list[Task]] = defaultdict(list)
         for m in members:  # tasks of a group that wait for the same set of tasks share one sync task
             clusters[frozenset(m.preds)].append(m)

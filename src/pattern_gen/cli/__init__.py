@@ -1,0 +1,14 @@
+"""The ``pattern-gen`` command line (click). Thin: parse, call the library, print.
+
+Exit codes: 0 ok, 1 a check failed (drift, a failing kernel), 2 bad input. Bad input prints one
+line per problem (``file:line:col: message [code]``) and never a traceback.
+
+Modules: ``app`` (the command group), ``common`` (consoles, problems and exit codes, the
+catalogue), one module per command family: ``cards`` (list, show, validate, schema),
+``instances`` (new, run, explain), ``generate``, ``site`` (docs build, docs serve).
+"""
+
+from . import cards, generate, instances, site  # noqa: F401  (importing them registers the commands)
+from .app import main
+
+__all__ = ["main"]

@@ -1,0 +1,5 @@
+"""``python -m pattern_gen.cli``."""
+
+from . import main
+
+main()

@@ -1,0 +1,155 @@
+"""The catalogue commands: ``list``, ``show``, ``validate`` and ``schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..catalogue import load_catalogue
+from ..checks import check_catalogue
+from ..describe import card_detail, card_summary, pseudo_code
+from ..errors import PatternGenError, Problem, did_you_mean
+from ..loader import card_adapter
+from ..text import plain
+from .app import main
+from .common import catalogue, handle_errors, out
+
+__all__ = ["list_cmd", "show_cmd", "validate_cmd", "schema_cmd"]
+
+
+@main.command("list")
+@click.option("--kind", type=click.Choice(["atom", "skeleton"]), help="Only atoms or only skeletons.")
+@click.option("--tag", help="Only cards with this tag.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+@handle_errors
+def list_cmd(ctx: click.Context, kind: str | None, tag: str | None, as_json: bool) -> None:
+    """List the cards of the catalogue."""
+    cat = catalogue(ctx)
+    cards = [c for c in cat.sorted_cards() if (kind is None or c.kind == kind) and (tag is None or tag in c.tags)]
+    if tag is not None and not cards:
+        tags = sorted({t for c in cat.cards.values() for t in c.tags})
+        raise PatternGenError(Problem("unknown-card", f"no card has the tag {tag!r}; tags: {', '.join(tags)}" + did_you_mean(tag, tags)))
+    rows = [card_summary(cat, c) for c in cards]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    table = Table(title=f"pattern-gen catalogue — {len(rows)} cards", title_justify="left")
+    for col in ("ID", "kind", "title", "tags", "flow", "parameters", "examples"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(
+            r["id"],
+            r["kind"],
+            r["title"],
+            ", ".join(r["tags"]),
+            " ".join(r["flow"]),
+            ", ".join(r["params"]),
+            ", ".join(r["examples"]),
+        )
+    out.print(table)
+
+
+@main.command("show")
+@click.argument("card_id")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+@handle_errors
+def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
+    """Show one card: parameters, flow, IO, dependencies, constraints, performance table."""
+    cat = catalogue(ctx)
+    card = cat.card(card_id.upper())
+    detail = card_detail(cat, card)
+    if card.kind == "atom":
+        detail["flow_code"] = pseudo_code(cat, card)
+    if as_json:
+        click.echo(json.dumps(detail, indent=2, default=str))
+        return
+    out.print(f"[bold]{card.id}[/bold] {card.title}  [dim]({card.kind}; {', '.join(card.tags)})[/dim]")
+    out.print(card.summary.strip())
+    out.print(f"flow: {' -> '.join(card.flow)}   upstream: {' -> '.join(card.upstream_flow)}")
+    out.print(f"file: {detail['file']}", style="dim")
+    params = Table(title="Parameters", title_justify="left")
+    for col in ("name", "type", "choices", "default", "from", "meaning"):
+        params.add_column(col, overflow="fold")
+    for r in detail["parameters"]:
+        choices = plain(r["choices"]) if r["choices"] else ", ".join(f"{k} {v}" for k, v in r["bounds"].items())
+        params.add_row(r["name"], r["type"], choices, plain(r["default"]), r["from"], r["doc"])
+    out.print(params)
+    for group in ("inputs", "outputs"):
+        t = Table(title=group.capitalize(), title_justify="left")
+        for col in ("name", "shape", "dtype", "role", "when"):
+            t.add_column(col, overflow="fold")
+        for r in detail[group]:
+            t.add_row(r["name"], "[" + ", ".join(r["shape"]) + "]", plain(r["dtype"]), r["role"], r["when"] or "")
+        out.print(t)
+    if card.kind == "atom":
+        out.print("[bold]Compute flow[/bold] (default parameters)")
+        for s in detail["flow_code"]:
+            out.print(f"  [{s['unit']}] {s['label']}{'  (hoisted before the loop)' if s['hoist'] else ''}")
+            for line in s["lines"]:
+                out.print(f"      {line}", markup=False)
+    else:
+        slot = detail["slot"]
+        out.print(f"[bold]Slot[/bold] {slot['name']}: accepts {', '.join(slot['accepts'])} (default {slot['default']})")
+        for f in detail["fixed_stages"]:
+            out.print(f"  fixed stage {f['as']}: {f['card']} {f['params'] or ''}")
+        out.print("dims: " + ", ".join(f"{k}={v['default']}" for k, v in detail["dims"].items()))
+        out.print(f"loop: {card.loop.kind} {card.loop.name} unroll candidates {card.loop.candidates}")
+        for item in detail["left_out"]:
+            out.print(f"  left out: {item}", style="dim")
+    out.print(f"depends on: {', '.join(detail['depends_on']) or '—'}   used by: {', '.join(detail['used_by']) or '—'}")
+    for u in detail["upgrades"]:
+        out.print(f"upgrade: when {u['when']} -> {u['to']}: {u['reason']}")
+    for r in detail["refuse"]:
+        out.print(f"refused: when {r['when']}: {r['reason']}")
+    if detail["constraints"]:
+        t = Table(title="Constraints", title_justify="left")
+        for col in ("id", "level", "rule"):
+            t.add_column(col, overflow="fold")
+        for c in detail["constraints"]:
+            t.add_row(c["id"], c["level"], c["rule"])
+        out.print(t)
+    perf = detail["performance"]
+    if perf["options"] or perf["tiles"]:
+        t = Table(title="Performance", title_justify="left")
+        for col in ("knob", "value", "level", "why"):
+            t.add_column(col, overflow="fold")
+        for r in perf["options"]:
+            t.add_row(f"{r['group']}.{r['key']}", plain(r["value"]), r["level"], r["why"] + (f" (when {r['when']})" if r["when"] else ""))
+        for r in perf["tiles"]:
+            t.add_row(f"tile {r['stage']}", r["tile"], "", r["why"])
+        out.print(t)
+
+
+@main.command("validate")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.pass_context
+@handle_errors
+def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
+    """Validate the catalogue, a catalogue folder, or card files (in the context of the catalogue)."""
+    folders = [Path(p) for p in paths if Path(p).is_dir()]
+    files = [Path(p) for p in paths if Path(p).is_file()]
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise PatternGenError([Problem("bad-path", f"no such file or folder: {p}") for p in missing])
+    base = folders[0] if folders else None
+    extra = ctx.find_root().obj["catalogue_dirs"] + [str(f) for f in folders[1:]]
+    cat = load_catalogue(extra, files=files, base=base)
+    problems = check_catalogue(cat)
+    if problems:
+        raise PatternGenError(problems)
+    n_atoms, n_sk = len(cat.atoms()), len(cat.skeletons())
+    out.print(f"[green]ok[/green]: {n_atoms} atoms, {n_sk} skeletons, {len(cat.constraints)} constraints, platforms {', '.join(sorted(cat.platforms))}")
+
+
+@main.command("schema")
+def schema_cmd() -> None:
+    """Print the JSON Schema of card files (for editors: yaml-language-server, VS Code)."""
+    schema = card_adapter.json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "pattern-gen card"
+    click.echo(json.dumps(schema, indent=2, sort_keys=True))

@@ -1,0 +1,76 @@
+"""What every command shares: the consoles, printing problems, exit codes, the loaded catalogue."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from ..catalogue import Catalogue, load_catalogue
+from ..errors import PatternGenError, Problem
+from ..resources import repo_root
+
+__all__ = ["out", "err", "handle_errors", "catalogue", "pairs", "default_generated"]
+
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False)
+
+#: commands whose failure message adds that nothing was written
+_WRITING_COMMANDS = {"new", "generate", "build", "serve"}
+
+
+def _fail(problems: list[Problem]) -> None:
+    for p in problems:
+        err.print(f"[red]error[/red]: {escape(str(p))}", markup=True, highlight=False, soft_wrap=True)
+    n = len(problems)
+    ctx = click.get_current_context(silent=True)
+    wrote = " nothing was written." if ctx is not None and ctx.info_name in _WRITING_COMMANDS else ""
+    err.print(f"{n} problem{'s' if n != 1 else ''};{wrote}" if wrote else f"{n} problem{'s' if n != 1 else ''}.", style="dim")
+
+
+def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn PatternGenError into printed problems and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except PatternGenError as exc:
+            _fail(exc.problems)
+            sys.exit(2)
+
+    return wrapper
+
+
+def catalogue(ctx: click.Context) -> Catalogue:
+    """The catalogue of this invocation (loaded once, with the ``--catalogue`` folders)."""
+    obj = ctx.find_root().obj
+    if "catalogue" not in obj:
+        obj["catalogue"] = load_catalogue(obj["catalogue_dirs"])
+    return obj["catalogue"]
+
+
+def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
+    """``NAME=VALUE`` arguments of a repeatable flag as a dict; a problem for each malformed one."""
+    result: dict[str, str] = {}
+    problems = []
+    for text in values:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            problems.append(Problem("bad-param-value", f"{flag} {text!r}: expected NAME=VALUE"))
+            continue
+        result[key.strip()] = value.strip()
+    if problems:
+        raise PatternGenError(problems)
+    return result
+
+
+def default_generated() -> Path:
+    """The folder ``generate`` owns: the repository's ``generated/`` (or ``./generated``)."""
+    root = repo_root()
+    return (root / "generated") if root is not None else Path("generated")

@@ -1,0 +1,224 @@
+"""The instance commands: ``new`` (compose and write one kernel), ``run`` and ``explain``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ..codegen import test_values
+from ..errors import PatternGenError, Problem
+from ..instances import RunResult, render_plan, run_instance, write_instance
+from ..manifest import split_params
+from ..naming import explain as explain_name
+from ..options_plan import parse_option_arg
+from ..plan import KernelPlan, Request
+from ..resolver import resolve
+from ..text import plain, utilisation
+from .app import main
+from .common import catalogue, default_generated, err, handle_errors, out, pairs
+
+__all__ = ["new_cmd", "run_cmd", "explain_cmd"]
+
+
+def _check_out(out_dir: str) -> Path:
+    """``--out`` must stay inside the working directory and never be generate's own folder."""
+    cwd = Path.cwd().resolve()
+    target = (cwd / out_dir).resolve()
+    if target != cwd and cwd not in target.parents:
+        raise PatternGenError(
+            Problem("bad-path", f"--out {out_dir!r} resolves to {target}, outside the working directory {cwd}; use a folder inside it")
+        )
+    if target.exists() and not target.is_dir():
+        raise PatternGenError(Problem("bad-path", f"--out {out_dir!r} is a file; give a folder"))
+    gen = default_generated().resolve()
+    if target == gen or gen in target.parents:
+        raise PatternGenError(Problem("bad-path", f"--out {out_dir!r} is inside {gen}, which `pattern-gen generate` owns; use ./kernels or another folder"))
+    return target
+
+
+def _print_plan(plan: KernelPlan) -> None:
+    out.print(f"[bold]{plan.name}[/bold]")
+    requested = "+".join(plan.atoms_requested)
+    out.print(f"{plan.skeleton} {plan.skeleton_title} · slot {plan.slot} = {plan.atom} (asked: {requested}) · {plan.platform} · unroll {plan.unroll}")
+    out.print("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items()))
+    for note in plan.plan_notes:
+        out.print(f"  • {escape(note)}", soft_wrap=True)
+    params = Table(title="Parameters", title_justify="left")
+    for col in ("parameter", "value", "default"):
+        params.add_column(col)
+    for k, v in plan.params.items():
+        style = "bold" if v != plan.param_defaults.get(k) else ""
+        params.add_row(k, plain(v), plain(plan.param_defaults.get(k)), style=style)
+    for stage, ps in plan.stage_params.items():
+        for k, v in ps.items():
+            params.add_row(f"{stage}.{k}", plain(v), "", style="bold")
+    out.print(params)
+    stages = Table(title="Stages", title_justify="left")
+    for col in ("stage", "unit", "card", "tile", "ops", "fitting"):
+        stages.add_column(col, overflow="fold")
+    for s in plan.all_stages:
+        label = s.label + (" (before loop)" if s.hoist else "")
+        stages.add_row(label, s.unit, s.card, s.tile_text(), str(len(s.stage.ops)), "; ".join(s.fit_notes))
+    out.print(stages)
+    opts = Table(title="Options", title_justify="left")
+    for col in ("option", "value", "level"):
+        opts.add_column(col, overflow="fold")
+    for k, v, level in plan.option_rows():
+        opts.add_row(k, plain(v), level)
+    out.print(opts)
+    for item in plan.left_out:
+        out.print(f"  left out: {item}", style="dim")
+
+
+def _print_run(result: RunResult) -> None:
+    table = Table(title=f"{result.name} — T={result.T}, seed={result.seed}", title_justify="left")
+    for col in ("output", "result", "wrong / allowed", "max |err|", "bad rows"):
+        table.add_column(col, overflow="fold")
+    for name, o in result.outputs.items():
+        table.add_row(
+            name,
+            "[green]pass[/green]" if o["passed"] else "[red]FAIL[/red]",
+            f"{o['wrong']} / {o['allowed']} of {o['numel']}",
+            f"{o['max_abs_error']:.3g}",
+            ", ".join(map(str, o["bad_rows"])) or "",
+        )
+    out.print(table)
+    if result.error:
+        err.print(f"[red]{escape(result.error)}[/red]")
+    if result.estimate:
+        e = result.estimate
+        out.print(f"estimate ({e.get('platform', '')}): {e['e2e_us']:.2f} µs end to end, {e['tasks']} tasks; utilisation {utilisation(e, 0)}")
+        per = e.get("per_label_us") or {}
+        if per:
+            out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
+
+
+def _request(skeleton: str, atoms: str, params: tuple[str, ...], dims: tuple[str, ...], platform: str | None, options: tuple[str, ...], name: str | None) -> Request:
+    bare, staged = split_params(pairs(params, "--param"))
+    opts = dict(parse_option_arg(o) for o in options)
+    return Request(
+        skeleton=skeleton,
+        atoms=tuple(a for a in atoms.split(",") if a.strip()),
+        params=bare,
+        stage_params=staged,
+        dims=pairs(dims, "--dim"),  # type: ignore[arg-type]
+        platform=platform,
+        options=opts,
+        name=name,
+    )
+
+
+@main.command("new")
+@click.option("--skeleton", required=True, help="Skeleton card id, e.g. SK-04.")
+@click.option("--atoms", required=True, help="Atom(s) for the skeleton's slot: AT-10, AT-11 or AT-03,AT-09.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Slot parameter, or STAGE.param=value for a fixed stage.")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Model dim, e.g. K=1024.")
+@click.option("--platform", default=None, help="Platform profile (default a2a3).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
+@click.option("--out", "out_dir", default="kernels", show_default=True, help="Folder for the instance folder.")
+@click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the paths; write nothing.")
+@click.option("--force", is_flag=True, help="Overwrite generated files even if they were edited by hand.")
+@click.option("--run", "run_after", is_flag=True, help="Run the kernel against its golden in-process and print the estimate.")
+@click.pass_context
+@handle_errors
+def new_cmd(
+    ctx: click.Context,
+    skeleton: str,
+    atoms: str,
+    params: tuple[str, ...],
+    dims: tuple[str, ...],
+    platform: str | None,
+    options: tuple[str, ...],
+    out_dir: str,
+    name: str | None,
+    dry_run: bool,
+    force: bool,
+    run_after: bool,
+) -> None:
+    """Compose a skeleton with atoms and write a kernel, its golden and its test."""
+    cat = catalogue(ctx)
+    req = _request(skeleton, atoms, params, dims, platform, options, name)
+    target = _check_out(out_dir)
+    if dry_run:
+        plan = resolve(cat, req)
+        _print_plan(plan)
+        files = render_plan(cat, plan)
+        for rel in sorted(files):
+            out.print(f"would write {target / plan.name / rel}", soft_wrap=True)
+        return
+    plan, folder, report = write_instance(cat, req, target, force=force)
+    _print_plan(plan)
+    for p in report.written:
+        out.print(f"wrote {p}", soft_wrap=True)
+    for p in report.unchanged:
+        out.print(f"unchanged {p}", style="dim", soft_wrap=True)
+    if run_after:
+        failed = False
+        for i, T in enumerate(test_values(plan.unroll)):
+            result = run_instance(folder, T=T, estimate=i == 0)  # the estimate is printed for the first T only
+            if i == 0 or not result.passed:
+                _print_run(result)
+            else:
+                out.print(f"T={T}: " + ("[green]pass[/green]" if result.passed else "[red]FAIL[/red]"))
+            failed = failed or not result.passed
+        if failed:
+            sys.exit(1)
+
+
+@main.command("run")
+@click.argument("instance_dir", type=click.Path(file_okay=False))
+@click.option("--T", "T", type=int, default=None, help="Token count (default: the test's first T).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--profile", type=click.Path(dir_okay=False), default=None, help="Write the simulated timeline (Chrome Trace Event JSON).")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def run_cmd(instance_dir: str, T: int | None, seed: int, profile: str | None, as_json: bool) -> None:
+    """Run an instance on random inputs against its golden and print the cost estimate."""
+    folder = Path(instance_dir)
+    if not folder.is_dir():
+        raise PatternGenError(Problem("bad-path", f"no such instance folder: {instance_dir}"))
+    result = run_instance(folder, T=T, seed=seed, profile=profile)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        _print_run(result)
+        if profile:
+            out.print(f"timeline written to {profile} (open it in https://ui.perfetto.dev or chrome://tracing)", soft_wrap=True)
+    if not result.passed:
+        sys.exit(1)
+
+
+@main.command("explain")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+@handle_errors
+def explain_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Decode an instance name into its skeleton, atom, parameters, dims and stage settings."""
+    cat = catalogue(ctx)
+    decoded = explain_name(cat, name.strip().rstrip("/").split("/")[-1])
+    if as_json:
+        click.echo(json.dumps(decoded, indent=2, default=str))
+        return
+    out.print(f"[bold]{name}[/bold]")
+    out.print(f"skeleton {decoded['skeleton']} ({cat.cards[decoded['skeleton']].title}), atom {decoded['atom']} ({cat.cards[decoded['atom']].title})")
+    table = Table(show_header=True)
+    table.add_column("axis")
+    table.add_column("value")
+    for k, v in decoded["params"].items():
+        table.add_row(k, plain(v))
+    for k in ("unroll", "platform"):
+        if k in decoded:
+            table.add_row(k, plain(decoded[k]))
+    for k, v in decoded["dims"].items():
+        table.add_row(f"dim {k}", str(v))
+    for stage, ps in decoded["stage_params"].items():
+        for k, v in ps.items():
+            table.add_row(f"{stage}.{k}", plain(v))
+    out.print(table)

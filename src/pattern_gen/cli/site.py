@@ -1,0 +1,79 @@
+"""``docs build`` and ``docs serve``: the browsable catalogue (mkdocs-material)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+from pathlib import Path
+
+import click
+from rich.progress import Progress
+
+from ..docs import build_site, instance_estimate, render_pages, write_pages
+from ..errors import PatternGenError, Problem
+from ..manifest import load_manifest, to_request
+from ..resolver import resolve
+from ..resources import repo_root
+from ..svg import timeline_svg
+from .app import main
+from .common import catalogue, default_generated, err, handle_errors, out
+
+__all__ = ["docs_group", "docs_build_cmd", "docs_serve_cmd"]
+
+
+@main.group("docs")
+def docs_group() -> None:
+    """Build or serve the browsable catalogue (mkdocs-material)."""
+
+
+def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
+    cat = catalogue(ctx)
+    manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
+    generated = default_generated()
+    plans = [resolve(cat, to_request(entry)) for entry in manifest.instances]
+    missing = [p.name for p in plans if not (generated / p.name / "kernel.py").is_file()]
+    if missing:
+        raise PatternGenError(Problem("instance", f"{len(missing)} manifest instances are not generated (e.g. {missing[0]}); run `pattern-gen generate` first"))
+    estimates, timelines = {}, {}
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task("simulating instances", total=len(plans))
+        for plan in plans:
+            estimate, events, lanes = instance_estimate(generated / plan.name)
+            estimates[plan.name] = estimate
+            if events:
+                timelines[plan.name] = timeline_svg(events, lanes, title=f"{plan.name} — T={estimate['T'] if estimate else '?'}")
+            progress.advance(task)
+    pages = render_pages(cat, plans, generated, estimates, timelines)
+    docs_dir = generated / "docs"
+    written, unchanged, removed = write_pages(docs_dir, pages)
+    out.print(f"docs sources: {written} written, {unchanged} unchanged, {removed} removed -> {docs_dir}")
+    site = Path(out_dir) if out_dir else (repo_root() or Path.cwd()) / "build" / "site"
+    build_site(docs_dir, site.resolve())
+    out.print(f"[green]site built[/green] (mkdocs --strict) -> {site}")
+    return site
+
+
+@docs_group.command("build")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Site folder (default: build/site).")
+@click.pass_context
+@handle_errors
+def docs_build_cmd(ctx: click.Context, out_dir: str | None) -> None:
+    """Render generated/docs/ (Markdown) and build the static site in strict mode."""
+    _build_docs(ctx, out_dir)
+
+
+@docs_group.command("serve")
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None)
+@click.pass_context
+@handle_errors
+def docs_serve_cmd(ctx: click.Context, port: int, out_dir: str | None) -> None:
+    """Build the site and serve it on http://127.0.0.1:PORT/ (Ctrl-C stops)."""
+    site = _build_docs(ctx, out_dir)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        out.print(f"serving {site} on http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass

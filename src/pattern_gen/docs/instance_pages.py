@@ -1,0 +1,96 @@
+"""An instance's page (plan, simulated run, the generated code) and the index of instances."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..catalogue import Catalogue
+from ..instances import run_instance
+from ..plan import KernelPlan
+from ..text import utilisation
+from .markdown import card_link, esc, fmt, table
+
+__all__ = ["instance_estimate", "instance_page", "instances_index"]
+
+
+def instance_estimate(folder: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]], dict[Any, str]]:
+    """Run an instance once (its first test T) for the estimate and the timeline events."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.json"
+        try:
+            result = run_instance(folder, profile=str(trace))
+        except (ImportError, AttributeError):
+            return None, [], {}
+        if result.estimate is None or not trace.is_file():
+            return None, [], {}
+        data = json.loads(trace.read_text(encoding="utf-8"))
+    events = data.get("traceEvents", [])
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    estimate = dict(result.estimate)
+    estimate["T"] = result.T
+    estimate["passed"] = result.passed
+    return estimate, events, lanes
+
+
+def instance_page(cat: Catalogue, plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool) -> str:
+    """The page of a generated instance: how to regenerate it, its plan, its simulated run, its code."""
+    files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    md = [
+        "---",
+        f"title: {plan.name}",
+        "---",
+        "",
+        f"# {plan.name}",
+        "",
+        f"{card_link(plan.skeleton)} {plan.skeleton_title} with the slot `{plan.slot}` = {card_link(plan.atom)} "
+        f"on `{plan.platform}`, unroll {plan.unroll}.",
+        "",
+        "**Regenerate:**",
+        "",
+        f"```bash\n{plan.request.command()}\n```",
+        "",
+    ]
+    if plan.notes:
+        md += ["!!! note \"Resolver notes\"", *[f"    - {esc(n)}" for n in plan.notes], ""]
+    md += ["## Plan", "", table(["parameter", "value"], [[f"`{k}`", fmt(v)] for k, v in plan.params.items()] +
+                               [[f"`{s}.{k}`", fmt(v)] for s, ps in plan.stage_params.items() for k, v in ps.items()] +
+                               [[f"dim `{k}`", v] for k, v in plan.dims.items()])]
+    rows = [
+        [f"`{s.label}`" + (" (before the loop)" if s.hoist else ""), s.unit, card_link(s.card), s.tile_text() or "—", "; ".join(s.fit_notes)]
+        for s in plan.all_stages
+    ]
+    md += ["", "### Stages", "", table(["stage", "unit", "card", "tile", "fitting"], rows)]
+    opt_rows = [[f"`{k}`", fmt(v), level] for k, v, level in plan.option_rows()]
+    md += ["", "### Options", "", table(["option", "value", "level"], opt_rows)]
+    md += ["", "### Inputs and outputs", "", table(["name", "shape", "dtype", "role"],
+           [[f"`{t.name}`", "[" + ", ".join(t.shape) + "]", t.dtype, t.role] for t in plan.inputs + plan.outputs])]
+    md += ["", "## Simulated run", ""]
+    if estimate is not None:
+        md += [
+            f"On ptosim's cost model for T = {estimate['T']}: **{estimate['e2e_us']:.2f} µs** end to end, "
+            f"{estimate['tasks']} tasks; utilisation {utilisation(estimate, 1)}. The golden test {'passes' if estimate['passed'] else 'FAILS'} at this T.",
+            "",
+        ]
+        per = estimate.get("per_label_us") or {}
+        if per:
+            md += [table(["label", "summed task time (µs)"], [[f"`{k}`", f"{v:.2f}"] for k, v in per.items()]), ""]
+        if has_timeline:
+            md += [f"![Simulated timeline of {plan.name}](../assets/{plan.name}-timeline.svg)", ""]
+    else:
+        md += ["_No estimate: the cost model is not available in this installation._", ""]
+    for name in ("kernel.py", "golden.py"):
+        if name in files:
+            md += [f"## `{name}`", "", f"```python\n{files[name].rstrip()}\n```", ""]
+    return "\n".join(md)
+
+
+def instances_index(plans: list[KernelPlan], estimates: Mapping[str, dict[str, Any] | None]) -> str:
+    rows = []
+    for p in plans:
+        e = estimates.get(p.name)
+        rows.append([f"[{p.name}]({p.name}.md)", p.skeleton, p.atom, p.platform, p.unroll, f"{e['e2e_us']:.2f}" if e else "—"])
+    return "# Generated instances\n\nThe instances of `patterns/manifest.yaml`, generated into `generated/` by `pattern-gen generate`.\n\n" + table(
+        ["instance", "skeleton", "atom", "platform", "unroll", "estimate (µs)"], rows)

@@ -1,0 +1,354 @@
+"""Expanding a card: inline calls, splice ``use:`` items and the slot, resolve guards, rename locals.
+
+``Expander`` adds to ``OpTyper`` everything above the single op: the unit rules of a stage, calls
+of single-stage atoms, spliced atoms with their parameters, hoisted stages and labels. The two
+entry points build one kernel: ``expand_atom`` (an atom on its own, for the checks and the docs)
+and ``expand_skeleton`` (a skeleton with its slot filled, for the resolver).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from ptosim.platform import Profile
+
+from .. import model as m
+from ..errors import did_you_mean
+from ..expr import Expr, Name, parse, simplify, substitute
+from ..expr import render as render_expr
+from ..predicates import TRUE
+from .frame import Frame, dims_equal, tensor_decl
+from .ops import OpTyper, Path
+from .types import CUBE_OPS, RESERVED, SCALAR_OPS, CStage, Expansion, FlowError, Refused, TType
+
+__all__ = ["Expander", "expand_atom", "expand_skeleton", "skeleton_env"]
+
+#: fills a skeleton's slot item (``expand_skeleton`` passes one; atoms have no slot)
+SlotFiller = Callable[[Frame, m.SlotItem, Path], None]
+
+
+class Expander(OpTyper):
+    """Expands one kernel (a skeleton, or an atom checked on its own)."""
+
+    def __init__(
+        self,
+        catalogue: Any,
+        profile: Profile | None,
+        dim_values: Mapping[str, int] | None = None,
+    ) -> None:
+        super().__init__(profile, dim_values)
+        self.catalogue = catalogue
+        #: ``SLOT.param=value`` overrides for a skeleton's fixed stages, by their ``as`` name
+        self.stage_overrides: dict[str, dict[str, Any]] = {}
+        self.used_overrides: set[str] = set()
+
+    # -- ops ----------------------------------------------------------------------------------------
+    def op(self, frame: Frame, op: Any, unit: str, path: Path, stage: CStage) -> None:
+        if not op.when.holds(frame.params):
+            return
+        if isinstance(op, m.CallOp):
+            self.call(frame, op, unit, path, stage)
+            return
+        kind = op.op
+        if unit == "C" and kind not in CUBE_OPS + SCALAR_OPS:
+            raise self.fail(frame, path, "flow-mismatch", f"vector op {kind!r} in a C (Cube) stage")
+        if unit == "V" and kind in CUBE_OPS:
+            raise self.fail(frame, path, "flow-mismatch", f"cube op {kind!r} in a V (Vector) stage")
+        handler = getattr(self, f"op_{kind}", None) or getattr(self, f"op_{m.OP_FAMILY[kind]}")
+        cop = handler(frame, op, path)
+        cop.note = op.note
+        stage.ops.append(cop)
+
+    # -- calls ----------------------------------------------------------------------------------------
+    def callee_params(
+        self, frame: Frame, callee: Any, given: Mapping[str, Any], inherit: bool, path: Path
+    ) -> dict[str, Any]:
+        specs = self.catalogue.effective_params(callee.id)
+        values: dict[str, Any] = {}
+        for key, value in given.items():
+            if key not in specs:
+                raise self.fail(
+                    frame, path + ("params", key), "unknown-param", f"{callee.id} has no parameter {key!r}" + did_you_mean(key, specs)
+                )
+            if isinstance(value, m.ParamRef):
+                if value.param not in frame.params:
+                    raise self.fail(frame, path + ("params", key), "unknown-param", f"{{param: {value.param}}} names no parameter of {frame.card.id}")
+                value = frame.params[value.param]
+            values[key] = value
+        for key, spec in specs.items():
+            if key in values:
+                continue
+            values[key] = frame.params[key] if inherit and key in frame.params else spec.default
+        return values
+
+    def check_refusals(self, callee: Any, params: Mapping[str, Any]) -> None:
+        for rule in callee.refuse:
+            if rule.when.holds(params):
+                raise Refused(callee.id, rule.reason)
+
+    def bind_inputs(self, frame: Frame, callee: Any, params: Mapping[str, Any], bind: Mapping[str, str], path: Path, sub: Frame) -> None:
+        for local, decl in callee.inputs.items():
+            if not decl.when.holds(params):
+                continue
+            if local not in bind:
+                raise self.fail(frame, path + ("bind",), "undefined-name", f"{callee.id} input {local!r} is not bound")
+            gname, ttype = self.var(frame, bind[local], path + ("bind", local))
+            shape, dtypes = tensor_decl(decl, params)
+            allowed = dtypes if isinstance(dtypes, list) else [dtypes]
+            if ttype.dtype not in allowed:
+                raise self.fail(
+                    frame, path + ("bind", local), "dtype-illegal", f"{callee.id} input {local!r} takes {'/'.join(allowed)}, got {ttype.dtype}"
+                )
+            if len(shape) != ttype.rank:
+                raise self.fail(
+                    frame, path + ("bind", local), "dtype-illegal", f"{callee.id} input {local!r} has rank {len(shape)}, got {ttype.shape_text()}"
+                )
+            for decl_dim, actual in zip(shape, ttype.shape):
+                node = parse(decl_dim)
+                # the first use of a callee dim binds it; later uses must agree
+                if isinstance(node, Name) and node.name not in sub.dims:
+                    sub.dims[node.name] = actual
+                    continue
+                if dims_equal(substitute(node, sub.dims), actual, self.dim_values) is False:
+                    raise self.fail(
+                        frame,
+                        path + ("bind", local),
+                        "dtype-illegal",
+                        f"{callee.id} input {local!r} expects {render_expr(substitute(node, sub.dims))} on an axis where {bind[local]!r} has {render_expr(actual)}",
+                    )
+            sub.names[local] = gname
+            sub.inputs.add(local)
+        for local in bind:
+            if local not in callee.inputs:
+                raise self.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} has no input {local!r}" + did_you_mean(local, callee.inputs))
+
+    def new_frame(self, frame: Frame | None, callee: Any, params: Mapping[str, Any], as_: str, out: Mapping[str, str], label_prefix: str) -> Frame:
+        prefix = f"{frame.prefix}_{as_}" if frame and frame.prefix else as_
+        names: dict[str, str] = {}
+        for local, caller_name in out.items():
+            names[local] = frame.global_name(caller_name) if frame else caller_name
+        return Frame(callee, params, prefix, label_prefix, names, {})
+
+    def finish_outputs(self, frame: Frame, sub: Frame, out: Mapping[str, str], path: Path) -> None:
+        callee = sub.card
+        for local in out:
+            if local not in callee.outputs:
+                raise self.fail(frame, path + ("out", local), "undefined-name", f"{callee.id} has no output {local!r}" + did_you_mean(local, callee.outputs))
+            decl = callee.outputs[local]
+            if not decl.when.holds(sub.params):
+                continue
+            gname = sub.names.get(local)
+            if gname is None or gname not in self.exp.types:
+                raise self.fail(frame, path + ("out", local), "undefined-name", f"{callee.id} never defines its output {local!r}")
+
+    def call(self, frame: Frame, op: m.CallOp, unit: str, path: Path, stage: CStage) -> None:
+        callee = self.catalogue.card(op.call, frame.card.id, path + ("call",))
+        params = self.callee_params(frame, callee, op.params, frame.card.kind == "atom", path)
+        self.check_refusals(callee, params)
+        sub = self.new_frame(frame, callee, params, op.as_, op.out, frame.label_prefix)
+        self.bind_inputs(frame, callee, params, op.bind, path, sub)
+        active = [(i, s) for i, s in enumerate(callee.stages) if isinstance(s, m.Stage) and s.when.holds(params) and not s.hoist]
+        if len(active) != 1 or len(active) != sum(1 for s in callee.stages if not (isinstance(s, m.Stage) and s.hoist)):
+            raise self.fail(frame, path, "flow-mismatch", f"{callee.id} has several stages; splice it with 'use:' instead of 'call:'")
+        self.hoisted(sub, callee, params)
+        i, s = active[0]
+        if s.unit != unit:
+            raise self.fail(frame, path, "flow-mismatch", f"{callee.id} stage is {s.unit}, called from a {unit} stage")
+        self.exp.cards_used.append(callee.id)
+        for j, inner in enumerate(s.ops):
+            self.op(sub, inner, unit, ("stages", i, "ops", j), stage)
+        self.finish_outputs(frame, sub, op.out, path)
+
+    def hoisted(self, sub: Frame, callee: Any, params: Mapping[str, Any]) -> None:
+        for i, s in enumerate(callee.stages):
+            if isinstance(s, m.Stage) and s.hoist and s.when.holds(params):
+                self.stage(sub, s, ("stages", i), prologue=True)
+
+    def use(
+        self,
+        frame: Frame,
+        item: m.UseItem,
+        path: Path,
+        overrides: Mapping[str, Any] | None = None,
+        card_id: str | None = None,
+    ) -> None:
+        """Splice ``item``'s atom (or, for a slot, ``card_id``) with all its stages."""
+        callee = self.catalogue.card(card_id or item.use, frame.card.id, path + ("use",))
+        given = dict(item.params)
+        if card_id is None and frame.card.kind == "skeleton" and item.as_ in self.stage_overrides:
+            self.used_overrides.add(item.as_)
+            given.update(self.stage_overrides[item.as_])
+        if overrides:
+            given.update(overrides)
+        params = self.callee_params(frame, callee, given, frame.card.kind == "atom", path)
+        self.check_refusals(callee, params)
+        label = f"{frame.label_prefix}.{item.as_}" if frame.label_prefix else item.as_
+        slot = card_id is not None
+        out = {k: v for k, v in item.out.items() if k in callee.outputs} if slot else item.out
+        sub = self.new_frame(frame, callee, params, item.as_, out, label)
+        self.bind_inputs(frame, callee, params, item.bind, path, sub)
+        self.exp.cards_used.append(callee.id)
+        self.items(sub, callee.stages, ("stages",))
+        self.finish_outputs(frame, sub, out, path)
+
+    # -- stages ---------------------------------------------------------------------------------------
+    def stage_label(self, frame: Frame, label: str, siblings: int) -> str:
+        if not frame.label_prefix:
+            return label
+        return frame.label_prefix if siblings == 1 else f"{frame.label_prefix}.{label}"
+
+    def stage(self, frame: Frame, s: m.Stage, path: Path, prologue: bool = False, siblings: int = 1) -> None:
+        hoist = s.hoist or prologue
+        target = self.exp.prologue if hoist else self.exp.stages
+        if s.merge:
+            if not target:
+                raise self.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage: there is no stage to continue")
+            stage = target[-1]
+            if s.unit != stage.unit and any(op.op not in SCALAR_OPS for op in s.ops):
+                raise self.fail(frame, path + ("unit",), "flow-mismatch", f"merging a {s.unit} stage into the {stage.unit} stage {stage.label!r}")
+            for j, op in enumerate(s.ops):
+                self.op(frame, op, stage.unit, path + ("ops", j), stage)
+            return
+        label = self.stage_label(frame, s.label, siblings)
+        if hoist and frame.label_prefix:
+            label = f"{frame.label_prefix}.{s.label}"
+        title = f"{frame.card.id} {frame.card.title}"
+        stage = CStage(label, s.unit, hoist, [], frame.card.id, title, path, s.doc, s.label, dict(frame.dims))
+        for j, op in enumerate(s.ops):
+            self.op(frame, op, s.unit, path + ("ops", j), stage)
+        if stage.ops:
+            target.append(stage)
+
+    def items(self, frame: Frame, items: Sequence[Any], base: Path, prologue: bool = False, slot: SlotFiller | None = None) -> None:
+        loop_stages = [
+            s for s in items if isinstance(s, m.Stage) and not s.hoist and not s.merge and s.when.holds(frame.params)
+        ]
+        # a spliced card's only stage takes the splice's name as its label (see ``stage_label``)
+        siblings = len(loop_stages) + _uses(items, frame.params)
+        for i, item in enumerate(items):
+            path = base + (i,)
+            if isinstance(item, m.Stage):
+                if item.when.holds(frame.params):
+                    self.stage(frame, item, path, prologue=prologue or item.hoist, siblings=siblings)
+            elif isinstance(item, m.UseItem):
+                if item.when.holds(frame.params):
+                    self.use(frame, item, path)
+            elif isinstance(item, m.SlotItem):
+                if slot is None:
+                    raise self.fail(frame, path, "slot-mismatch", "a slot outside a skeleton")
+                slot(frame, item, path)
+
+
+def _uses(items: Sequence[Any], params: Mapping[str, Any]) -> int:
+    return sum(1 for it in items if isinstance(it, (m.UseItem, m.SlotItem)) and getattr(it, "when", TRUE).holds(params))
+
+
+# --- entry points ----------------------------------------------------------------------------------
+
+
+def skeleton_env(card: m.SkeletonCard, atom: Any, slot_params: Mapping[str, Any], platform: str, unroll: int) -> dict[str, Any]:
+    """The values skeleton predicates read: the slot's parameters (bare), atom, unroll, platform."""
+    env = dict(slot_params)
+    env.update({"atom": atom.id, "unroll": unroll, "platform": platform})
+    return env
+
+
+def _declare_io(ex: Expander, frame: Frame, card: Any, env: Mapping[str, Any], dims: Mapping[str, Expr]) -> None:
+    for group, target in (("inputs", ex.exp.inputs), ("outputs", ex.exp.outputs)):
+        for name, decl in getattr(card, group).items():
+            if not decl.when.holds(env):
+                continue
+            shape, dtype = tensor_decl(decl, env)
+            if isinstance(dtype, list):
+                dtype = dtype[0]
+            ex.check_dtype(str(dtype))
+            ttype = TType(str(dtype), tuple(simplify(substitute(parse(s), dims)) for s in shape))
+            if name in RESERVED:
+                raise FlowError("undefined-name", f"{name!r} is reserved in the emitted kernel; rename it", card.id, (group, name))
+            ex.exp.types[name] = ttype
+            target[name] = ttype
+            ex.exp.roles[name] = decl.role
+            frame.names[name] = name
+            if group == "inputs":
+                frame.inputs.add(name)
+
+
+def expand_atom(
+    catalogue: Any,
+    card: m.AtomCard,
+    params: Mapping[str, Any],
+    profile: Profile | None,
+    input_dtypes: Mapping[str, str] | None = None,
+) -> Expansion:
+    """Expand an atom on its own (inputs as declared, symbolic dims) — used by the checks."""
+    ex = Expander(catalogue, profile)
+    ex.check_refusals(card, params)
+    frame = Frame(card, params, "", "", {}, {})
+    for name, decl in card.inputs.items():
+        if not decl.when.holds(params):
+            continue
+        shape, dtypes = tensor_decl(decl, params)
+        dtype = (input_dtypes or {}).get(name) or (dtypes[0] if isinstance(dtypes, list) else dtypes)
+        ex.check_dtype(str(dtype))
+        ttype = TType(str(dtype), tuple(parse(s) for s in shape))
+        ex.exp.types[name] = ttype
+        ex.exp.inputs[name] = ttype
+        ex.exp.roles[name] = decl.role
+        frame.names[name] = name
+        frame.inputs.add(name)
+    ex.items(frame, card.stages, ("stages",))
+    for name, decl in card.outputs.items():
+        if decl.when.holds(params):
+            if name not in ex.exp.types:
+                raise FlowError("undefined-name", f"output {name!r} is never defined by the flow", card.id, ("outputs", name))
+            shape, dtype = tensor_decl(decl, params)
+            got = ex.exp.types[name]
+            want = dtype if isinstance(dtype, list) else [dtype]
+            if got.dtype not in [str(w) for w in want]:
+                raise FlowError(
+                    "dtype-illegal", f"output {name!r} is {got.dtype} but the card declares {'/'.join(map(str, want))}", card.id, ("outputs", name)
+                )
+            ex.exp.outputs[name] = got
+    return ex.exp
+
+
+def expand_skeleton(
+    catalogue: Any,
+    card: m.SkeletonCard,
+    env: Mapping[str, Any],
+    slot_atom: Any,
+    slot_params: Mapping[str, Any],
+    overrides: Mapping[str, Mapping[str, Any]],
+    profile: Profile | None,
+    dim_values: Mapping[str, int] | None = None,
+) -> Expansion:
+    """Expand a skeleton with its slot filled; ``env`` holds the predicates' parameter values."""
+    ex = Expander(catalogue, profile, dim_values)
+    ex.check_refusals(card, env)
+    frame = Frame(card, env, "", "", {}, {})
+    dims = {d: Name(d) for d in card.dims}
+    dims[card.token_axis] = Name(card.token_axis)
+    _declare_io(ex, frame, card, env, dims)
+    for local in (card.loop.factor, card.loop.index):
+        frame.dims[local] = Name(local)
+    frame.dims.update(dims)
+
+    def fill_slot(fr: Frame, item: m.SlotItem, path: Path) -> None:
+        spec = card.slots.get(item.slot)
+        if spec is None:
+            raise FlowError("slot-mismatch", f"unknown slot {item.slot!r}", card.id, path)
+        use = m.UseItem.model_validate({"use": slot_atom.id, "as": item.slot, "bind": item.bind, "out": item.out})
+        ex.use(fr, use, path, overrides=dict(slot_params), card_id=slot_atom.id)
+
+    ex.stage_overrides = {k: dict(v) for k, v in overrides.items()}
+    ex.items(frame, card.prologue, ("prologue",), prologue=True, slot=fill_slot)
+    ex.items(frame, card.stages, ("stages",), slot=fill_slot)
+    unknown = set(overrides) - ex.used_overrides
+    if unknown:
+        stages = sorted(i.as_ for i in card.stages if isinstance(i, m.UseItem))
+        name = sorted(unknown)[0]
+        raise FlowError("unknown-param", f"{card.id} has no fixed stage {name!r}; fixed stages: {', '.join(stages)}" + did_you_mean(name, stages), card.id, ())
+    for name in ex.exp.outputs:
+        if name not in ex.exp.written:
+            raise FlowError("undefined-name", f"output {name!r} is never assembled", card.id, ("outputs", name))
+    return ex.exp

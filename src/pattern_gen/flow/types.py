@@ -1,0 +1,159 @@
+"""What a flow expansion produces: typed values, concrete ops, stages, and the errors it raises."""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..expr import Expr
+from ..expr import render as render_expr
+
+__all__ = [
+    "SCALAR_OPS",
+    "CUBE_OPS",
+    "RESERVED",
+    "FlowError",
+    "Unavailable",
+    "Refused",
+    "TType",
+    "Var",
+    "ScalarArg",
+    "Arg",
+    "COp",
+    "CStage",
+    "Expansion",
+]
+
+#: ops that only move or name data: allowed on either unit, and no V/C work of their own
+SCALAR_OPS = ("view", "assemble", "reshape", "buffer")
+#: ops that run on the Cube unit
+CUBE_OPS = ("matmul", "scaled_mm")
+
+# Names a card may not define at the top level: they are kernel-level names in the emitted code.
+RESERVED = {"pypto", "np", "tile", "t_off", "T", "run", "kernel", "inputs", "outputs", "opts"} | set(keyword.kwlist) | {
+    "sum",
+    "abs",
+    "min",
+    "max",
+    "range",
+    "len",
+    "int",
+    "float",
+    "list",
+    "dict",
+}
+
+
+class FlowError(Exception):
+    """A problem in a card flow, with the card and the YAML path of the offending node."""
+
+    def __init__(self, code: str, message: str, card: str, path: tuple[Any, ...]) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.card = card
+        self.path = path
+
+
+class Unavailable(Exception):
+    """The combination needs a feature or dtype the platform does not have (not a card error)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Refused(Unavailable):
+    """The combination matches a card's ``refuse`` rule."""
+
+    def __init__(self, card: str, reason: str) -> None:
+        super().__init__(f"{card}: {reason}")
+        self.card = card
+
+
+@dataclass(frozen=True)
+class TType:
+    """A value's dtype and (symbolic) shape."""
+
+    dtype: str
+    shape: tuple[Expr, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def shape_text(self) -> str:
+        return "[" + ", ".join(render_expr(s) for s in self.shape) + "]"
+
+
+@dataclass(frozen=True)
+class Var:
+    """An op argument that is a tensor, by its global name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """An op argument that is a number or an expression."""
+
+    expr: Expr
+    #: the parameter the value came from (rendered as a comment), if any
+    param: str | None = None
+
+
+Arg = Any  # Var | ScalarArg
+
+
+@dataclass
+class COp:
+    """One concrete op: names resolved to globals, attributes evaluated, types inferred."""
+
+    op: str
+    out: str | None
+    args: list[Arg]
+    attrs: dict[str, Any]
+    out_type: TType | None
+    in_types: list[TType]
+    card: str
+    path: tuple[Any, ...]
+    note: str = ""
+
+
+@dataclass
+class CStage:
+    """One stage of the kernel on one unit, with the card it came from."""
+
+    label: str
+    unit: str
+    hoist: bool
+    ops: list[COp]
+    card: str
+    title: str
+    path: tuple[Any, ...]
+    doc: str = ""
+    #: the stage's label inside its own card (for the card's tile advice)
+    local_label: str = ""
+    #: the card's dim names in the kernel's terms (to evaluate the card's tile advice)
+    dims: dict[str, Expr] = field(default_factory=dict)
+
+    @property
+    def compute(self) -> bool:
+        """Whether the stage does V or C work (stages of views/assembles only do not count)."""
+        return any(op.op not in SCALAR_OPS for op in self.ops)
+
+
+@dataclass
+class Expansion:
+    """The result: stages in order (hoisted ones in ``prologue``) and the type of every name."""
+
+    prologue: list[CStage] = field(default_factory=list)
+    stages: list[CStage] = field(default_factory=list)
+    types: dict[str, TType] = field(default_factory=dict)
+    inputs: dict[str, TType] = field(default_factory=dict)
+    outputs: dict[str, TType] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    #: the names an ``assemble`` writes into (a skeleton must assemble every output)
+    written: set[str] = field(default_factory=set)
+    cards_used: list[str] = field(default_factory=list)
