@@ -249,8 +249,6 @@ def pseudo_code(cat: Catalogue, card: Any, params: dict[str, Any] | None = None)
         exp = expand_atom(cat, card, env, None)
     except (FlowError, Unavailable) as exc:
         return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [str(exc)]}]
-    except KeyError as exc:  # defensive: an unknown {param: NAME} is a FlowError now; show any other, don't crash
-        return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [f"unknown parameter {exc.args[0]!r}"]}]
     return expansion_code(exp)
 
 

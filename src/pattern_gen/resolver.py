@@ -303,7 +303,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     if problems:
         raise PatternGenError(problems)
     profile = cat.platform(platform)
-    env = skeleton_env(skeleton, atom, params, platform, unroll)
+    env = skeleton_env(atom, params, platform, unroll)
     example_t = 2 * unroll
     values = {**dims, skeleton.loop.factor: unroll, skeleton.token_axis: example_t, skeleton.loop.index: 0}
     try:
@@ -311,7 +311,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     except Refused as exc:
         raise PatternGenError(Problem("composition-refused", f"{skeleton.id} + {atom.id} refused — {exc.reason}")) from None
     except Unavailable as exc:
-        have = [p for p, prof in sorted(cat.platforms.items()) if p != platform and _feature_ok(exc.reason, prof)]
+        have = [p for p, prof in sorted(cat.platforms.items()) if p != platform and _has(prof, exc.needs)]
         hint = f"; use --platform {have[0]}" if have else ""
         changed = ", ".join(f"{k}={v}" for k, v in params.items() if defaults.get(k) != v)
         what = f"{skeleton.id} + {atom.id}" + (f" with {changed}" if changed else "")
@@ -373,8 +373,6 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     )
 
 
-def _feature_ok(reason: str, profile: Profile) -> bool:
-    """Whether ``profile`` has the thing an Unavailable reason says is missing (a feature or a dtype)."""
-    if "scaled_mm" in reason:
-        return profile.has_feature("scaled_mm")
-    return any(reason.startswith(d.short + " ") for d in profile.dtypes)
+def _has(profile: Profile, needs: str) -> bool:
+    """Whether ``profile`` has the feature or dtype an Unavailable says is missing."""
+    return profile.has_feature(needs) or any(needs in (d.short, d.name) for d in profile.dtypes)

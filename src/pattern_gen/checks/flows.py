@@ -164,7 +164,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
             if any(up.when.holds(params) for up in atom.upgrades):
                 continue  # the resolver builds the upgraded card instead
             for pname, profile in sorted(cat.platforms.items()):
-                senv = skeleton_env(card, atom, params, pname, unroll)
+                senv = skeleton_env(atom, params, pname, unroll)
                 context = f"{card.id} with {atom.id}, {_fmt_env(params, defaults)} on {pname}"
                 exp = runs.run(context, expand_skeleton, cat, card, senv, atom, params, {}, profile)
                 if exp is not None and atom.id == slot.default and params == defaults and pname == "a2a3":

@@ -50,7 +50,7 @@ def _skeleton_expansion(cat: Catalogue, card: m.SkeletonCard) -> Expansion:
     atom = cat.cards[slot.default]
     params = cat.slot_param_defaults(card, atom.id)
     profile = cat.platforms.get("a2a3") or next(iter(cat.platforms.values()))
-    env = skeleton_env(card, atom, params, profile.name, card.loop.candidates[0])
+    env = skeleton_env(atom, params, profile.name, card.loop.candidates[0])
     return expand_skeleton(cat, card, env, atom, params, {}, profile)
 
 

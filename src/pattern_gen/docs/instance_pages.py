@@ -7,7 +7,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..catalogue import Catalogue
 from ..instances import run_instance
 from ..plan import KernelPlan
 from ..text import utilisation
@@ -35,7 +34,7 @@ def instance_estimate(folder: Path) -> tuple[dict[str, Any] | None, list[dict[st
     return estimate, events, lanes
 
 
-def instance_page(cat: Catalogue, plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool) -> str:
+def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool) -> str:
     """The page of a generated instance: how to regenerate it, its plan, its simulated run, its code."""
     files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
     md = [

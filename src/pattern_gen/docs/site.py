@@ -69,7 +69,7 @@ def render_pages(
         pages[f"pages/assets/{card.id}-flow.svg"] = svg
     for plan in plans:
         folder = generated / plan.name
-        pages[f"pages/instances/{plan.name}.md"] = instance_page(cat, plan, folder, estimates.get(plan.name), plan.name in timelines)
+        pages[f"pages/instances/{plan.name}.md"] = instance_page(plan, folder, estimates.get(plan.name), plan.name in timelines)
         if plan.name in timelines:
             pages[f"pages/assets/{plan.name}-timeline.svg"] = timelines[plan.name]
     pages["pages/index.md"] = index_page(cat)

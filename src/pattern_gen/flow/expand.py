@@ -246,7 +246,7 @@ def _uses(items: Sequence[Any], params: Mapping[str, Any]) -> int:
 # --- entry points ----------------------------------------------------------------------------------
 
 
-def skeleton_env(card: m.SkeletonCard, atom: Any, slot_params: Mapping[str, Any], platform: str, unroll: int) -> dict[str, Any]:
+def skeleton_env(atom: Any, slot_params: Mapping[str, Any], platform: str, unroll: int) -> dict[str, Any]:
     """The values skeleton predicates read: the slot's parameters (bare), atom, unroll, platform."""
     env = dict(slot_params)
     env.update({"atom": atom.id, "unroll": unroll, "platform": platform})

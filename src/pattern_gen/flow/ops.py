@@ -71,7 +71,7 @@ class OpTyper:
     def dtype(self, frame: Frame, value: Any, path: Path) -> str:
         if isinstance(value, m.ParamRef):
             if value.param not in frame.params:
-                raise self.fail(frame, path, "bad-predicate", f"unknown parameter {value.param!r}")
+                raise self.fail(frame, path, "unknown-param", f"{{param: {value.param}}} names no parameter of {frame.card.id}")
             value = frame.params[value.param]
         self.check_dtype(str(value))
         return str(value)
@@ -82,7 +82,7 @@ class OpTyper:
             return Var(name), ttype
         if isinstance(value, m.ParamRef):
             if value.param not in frame.params:
-                raise self.fail(frame, path, "bad-predicate", f"unknown parameter {value.param!r}")
+                raise self.fail(frame, path, "unknown-param", f"{{param: {value.param}}} names no parameter of {frame.card.id}")
             return ScalarArg(Num(frame.params[value.param]), value.param), None
         expr = simplify(substitute(parse(value.scalar), frame.dims))
         return ScalarArg(expr), None
@@ -90,7 +90,7 @@ class OpTyper:
     # -- dtype legality (C-API-01..05) ------------------------------------------------------------
     def check_dtype(self, dtype: str) -> None:
         if self._dtypes is not None and dtype not in self._dtypes:
-            raise Unavailable(f"{dtype} is not supported on {self.profile.name}")  # type: ignore[union-attr]
+            raise Unavailable(f"{dtype} is not supported on {self.profile.name}", needs=str(dtype))  # type: ignore[union-attr]
 
     def check_op_dtype(self, frame: Frame, path: Path, op: str, dtype: str) -> None:
         if self.profile is None:
@@ -206,7 +206,7 @@ class OpTyper:
 
     def op_scaled_mm(self, frame: Frame, op: m.ScaledMmOp, path: Path) -> COp:
         if self.profile is not None and not self.profile.has_feature("scaled_mm"):
-            raise Unavailable(f"scaled_mm (MX) is not available on {self.profile.name}")
+            raise Unavailable(f"scaled_mm (MX) is not available on {self.profile.name}", needs="scaled_mm")
         a_name, at = self.var(frame, op.in_[0], path + ("in", 0))
         b_name, bt = self.var(frame, op.in_[1], path + ("in", 1))
         sa_name, sat = self.var(frame, op.scales[0], path + ("scales", 0))

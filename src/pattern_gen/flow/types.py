@@ -59,9 +59,10 @@ class FlowError(Exception):
 class Unavailable(Exception):
     """The combination needs a feature or dtype the platform does not have (not a card error)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, needs: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.needs = needs  # the missing feature or dtype, so callers can look for a platform that has it
 
 
 class Refused(Unavailable):
