@@ -17,7 +17,9 @@ def _weights(seed):
     weights["wq_a"], _ = make_weight(rng, d["Q"], d["H"], layout=_stage("q_a_proj", "weight_layout", "kn"))
     if p["has_gamma"]:
         weights["gamma_cq"] = uniform(rng, (d["Q"],), -1.0, 1.0)
-    wq_b, wq_b_scale = make_weight(rng, d["NH"] * d["D"], d["Q"], layout=p["weight_layout"], quant_mode=p["quant_mode"])
+    wq_b, wq_b_scale = make_weight(
+        rng, d["NH"] * d["D"], d["Q"], layout=p["weight_layout"], quant_mode=p["quant_mode"], quiet_rows=[(0, d["D"])]
+    )  # head 0 QUIET: q_head_norm sees eps
     weights["wq_b"] = wq_b
     if wq_b_scale is not None:
         weights["wq_b_scale"] = wq_b_scale
@@ -31,7 +33,7 @@ def _weights(seed):
 
 def make_inputs(T: int, seed: int = 0) -> dict:
     rng = np.random.default_rng([seed, 1, T])
-    return {"x": uniform(rng, (T, DIMS["H"]), -1.0, 1.0), **_weights(seed)}
+    return {"x": activations(rng, T, DIMS["H"]), **_weights(seed)}
 
 
 def golden(inputs: Mapping[str, np.ndarray]) -> dict:

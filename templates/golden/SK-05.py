@@ -17,7 +17,10 @@ def _weights(seed):
     weights = {}
     if p["has_gamma"]:
         weights["gamma"] = uniform(rng, (d["H"],), -1.0, 1.0)
-    w, w_scale = make_weight(rng, qkv, d["H"], layout=p["weight_layout"], quant_mode=p["quant_mode"])
+    w, w_scale = make_weight(
+        rng, qkv, d["H"], layout=p["weight_layout"], quant_mode=p["quant_mode"],
+        quiet_rows=[(0, d["D"]), (d["NQ"] * d["D"], (d["NQ"] + 1) * d["D"])],
+    )  # q head 0 and k head 0 QUIET: q_norm and k_norm see eps
     weights["weight"] = w
     if w_scale is not None:
         weights["weight_scale"] = w_scale
@@ -32,8 +35,8 @@ def _weights(seed):
 
 def make_inputs(T: int, seed: int = 0) -> dict:
     rng = np.random.default_rng([seed, 1, T])
-    x = uniform(rng, (T, DIMS["H"]), -1.0, 1.0)
-    residual = uniform(rng, (T, DIMS["H"]), -1.0, 1.0)
+    x = activations(rng, T, DIMS["H"])
+    residual = activations(rng, T, DIMS["H"])
     return {"x": x, "residual": residual, **_weights(seed)}
 
 

@@ -170,15 +170,32 @@ def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None):
 
 
 # Inputs as upstream: activations U(-1, 1), weights U(-0.1, 0.1), gammas U(-1, 1) ----------------------
+# With U(-1, 1) data every mean square is ~0.33 and eps = 1e-6 changes nothing a test can see, so a few
+# rows (and, in skeletons with a per-head norm, one head's weight rows) are scaled by QUIET: their mean
+# square (~3e-7) is below eps, and a kernel that drops or misplaces eps fails.
+QUIET = 1e-3
 
 
 def uniform(rng, shape, low, high, dtype="BF16"):
     return store(rng.uniform(low, high, size=shape).astype(np.float32), dtype)
 
 
-def make_weight(rng, n, k, *, layout, quant_mode="none"):
-    """A projection weight [N, K] (nk) or [K, N] (kn) and its scale for the quantised modes."""
+def activations(rng, T, width, low=-1.0, high=1.0):
+    """[T, width] BF16 activations; the last row (when T > 1) and every 8th row are QUIET."""
+    a = rng.uniform(low, high, size=(T, width)).astype(np.float32)
+    quiet = [i for i in range(T) if i % 8 == 7 or (T > 1 and i == T - 1)]
+    a[quiet] *= QUIET
+    return store(a, "BF16")
+
+
+def make_weight(rng, n, k, *, layout, quant_mode="none", quiet_rows=()):
+    """A projection weight [N, K] (nk) or [K, N] (kn) and its scale for the quantised modes.
+
+    ``quiet_rows``: (start, stop) ranges of output channels scaled by QUIET (a head whose norm sees eps).
+    """
     w = rng.uniform(-0.1, 0.1, size=(n, k)).astype(np.float32)
+    for start, stop in quiet_rows:
+        w[start:stop] *= QUIET
     if quant_mode == "mxfp8":
         return mx_quantize(w)  # MX needs K contiguous: [N, K] with [N, K/32] scales
     if layout == "kn":

@@ -11,6 +11,8 @@ reaches the kernel (ptosim refactored) fails this file instead of passing vacuou
   the largest factor;
 - gamma skipped: inside a norm stage, ``mul`` by a [1, D] FP32 operand is a no-op;
 - BF16 accumulation: the Cube rounds its accumulator to BF16 after every K chunk of 16;
+- eps dropped: inside a norm stage, adding a small positive scalar (the RMSNorm eps) adds nothing —
+  only the golden inputs' QUIET rows, whose mean square is below eps, can show it;
 - one bad row: only the last token's row of every output is corrupted (16 elements), which the
   global error ratio allows on large outputs — the per-row check must catch it.
 
@@ -140,6 +142,26 @@ def gamma_skipped(monkeypatch: pytest.MonkeyPatch) -> Fault:
     return fault
 
 
+def eps_dropped(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    fault = Fault()
+    original_add, original_label = ptosim.add, ptosim.set_semantic_label
+    label = [""]
+
+    def set_semantic_label(name, *args, **kwargs):
+        label[0] = name
+        return original_label(name, *args, **kwargs)
+
+    def add(input, other):
+        if "norm" in label[0] and isinstance(other, float) and 0.0 < other < 1e-3:
+            fault.fired += 1
+            other = 0.0
+        return original_add(input, other)
+
+    monkeypatch.setattr(ptosim, "set_semantic_label", set_semantic_label)
+    monkeypatch.setattr(ptosim, "add", add)
+    return fault
+
+
 def bf16_accumulation(monkeypatch: pytest.MonkeyPatch) -> Fault:
     """The Cube's accumulator rounded to BF16 after each K chunk of 16 (BF16 and INT8 matmuls)."""
     fault = Fault()
@@ -192,6 +214,7 @@ FAULTS: dict[str, Callable[[pytest.MonkeyPatch], Fault]] = {
     "dropped-tail": dropped_tail,
     "gamma-skipped": gamma_skipped,
     "bf16-accumulation": bf16_accumulation,
+    "eps-dropped": eps_dropped,
     "bad-last-row": bad_last_row,
 }
 
