@@ -170,6 +170,8 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
                 constraint="C-DATA-04",
             )
     data = src.data.reshape(dims_t)
+    if not inplace:
+        data = data.copy()  # a new tensor (PyPTO): later writes to either side must not show in the other
     if inplace:
         src_kind, name, uid = src.kind, src.name, src.uid
         machine.aliased.add(uid)  # two Tensor objects now share this storage

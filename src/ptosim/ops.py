@@ -258,6 +258,11 @@ def _reduce(op: str, input: Any, dim: int, keepdim: bool, fn: Callable[..., np.n
     if a.valid is not None and a.valid[axis] < a.dims[axis]:
         # Padding past the valid extent takes no part in the reduction.
         values = values[(slice(None),) * axis + (slice(0, a.valid[axis]),)]
+    if values.shape[axis] == 0 and op == "amax":  # a max of nothing has no value; sum of nothing is 0
+        raise ShapeError(
+            f"amax over dim {dim} of {list(a.dims)} whose valid extent is 0",
+            code="valid-shape", op=op, label=machine.label, hint="reduce only a view with at least one valid element",
+        )
     result = fn(values, axis=axis, keepdims=True)
     valid = None
     if a.valid is not None:

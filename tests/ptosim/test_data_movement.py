@@ -229,6 +229,24 @@ def test_inplace_reshape_shares_storage_with_its_source():
     np.testing.assert_array_equal(y, X + 1)
 
 
+def test_reshape_without_inplace_is_a_new_tensor():
+    """Writes to the source after the reshape, or to the reshape, never show in the other."""
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor[[8, 32], pypto.DT_FP32], y: pypto.Tensor[[4, 64], pypto.DT_FP32]):
+        pypto.set_vec_tile_shapes(8, 32)
+        before = pypto.reshape(x, [4, 64])
+        pypto.assemble(pypto.zeros(8, 32, dtype=pypto.DT_FP32), [0, 0], x)  # overwrite the source
+        pypto.set_vec_tile_shapes(4, 64)
+        pypto.assemble(pypto.add(before, 0.0), [0, 0], y)
+        pypto.assemble(pypto.zeros(4, 64, dtype=pypto.DT_FP32), [0, 0], before)  # and write the copy
+
+    x, y = X.copy(), np.zeros((4, 64), np.float32)
+    k(x, y)
+    np.testing.assert_array_equal(y, X.reshape(4, 64))
+    assert (x == 0).all()  # the kernel's own write to x, not the write to the copy
+
+
 @pytest.mark.parametrize("shape", [[3, 64], [-1, -1], [0, 256]])
 def test_reshape_errors(run, shape):
     with pytest.raises(ShapeError):

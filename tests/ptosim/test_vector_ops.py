@@ -227,6 +227,12 @@ def test_amax_is_exact(run, dt, dim, keepdim):
     assert out.dtype == a.dtype
 
 
+def test_amax_over_an_empty_valid_extent_is_a_clear_error(run):
+    a = random_floats((8, 64), np.float32)
+    with pytest.raises(pypto.PtoSimError, match="valid extent is 0"):
+        run(lambda x: pypto.amax(pypto.view(x, [8, 64], [0, 0], valid_shape=[8, 0]), -1), a)
+
+
 # --- FP32 functions --------------------------------------------------------------------------------
 
 
