@@ -84,7 +84,12 @@ def _op_context(op: COp) -> dict[str, Any]:
     }
     a = op.attrs
     if op.op == "cast":
-        ctx.update(to=a["to"], mode="" if a["mode"] == "NONE" else a["mode"], sat=a["sat"])
+        # A cast to the dtype the value already has (a card written for several input dtypes) is no op
+        # a PyPTO engineer would write: the kernel just names the value.
+        identity = op.is_identity_cast
+        ctx.update(to=a["to"], mode="" if a["mode"] == "NONE" else a["mode"], sat=a["sat"], identity=identity)
+        if identity:
+            ctx["note"] = "; ".join(filter(None, [f"already {a['to']}: no cast", ctx["note"]]))
     elif op.op in ("sum", "amax"):
         ctx.update(dim=a["dim"], keepdim=a["keepdim"])
     elif op.op == "full":
@@ -112,7 +117,8 @@ def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]
         tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])})"
     else:
         tile_call = None
-    comment = _comment(f"{stage.title} ({files.get(stage.card, stage.card)})")
+    calls = "".join(f"; ops of {cid} {title} ({files.get(cid, cid)})" for cid, title in stage.stage.calls)
+    comment = _comment(f"{stage.title} ({files.get(stage.card, stage.card)}){calls}")
     return {
         "label": stage.label,
         "unit": stage.unit,

@@ -155,6 +155,8 @@ class Expander(OpTyper):
         if s.unit != unit:
             raise self.fail(frame, path, "flow-mismatch", f"{callee.id} stage is {s.unit}, called from a {unit} stage")
         self.exp.cards_used.append(callee.id)
+        if (callee.id, callee.title) not in stage.calls:
+            stage.calls.append((callee.id, callee.title))
         for j, inner in enumerate(s.ops):
             self.op(sub, inner, unit, ("stages", i, "ops", j), stage)
         self.finish_outputs(frame, sub, op.out, path)

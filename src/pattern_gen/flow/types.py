@@ -121,6 +121,11 @@ class COp:
     path: tuple[Any, ...]
     note: str = ""
 
+    @property
+    def is_identity_cast(self) -> bool:
+        """A cast to the dtype its input already has (cards written for several input dtypes)."""
+        return self.op == "cast" and bool(self.in_types) and self.in_types[0].dtype == self.attrs.get("to")
+
 
 @dataclass
 class CStage:
@@ -138,6 +143,8 @@ class CStage:
     local_label: str = ""
     #: the card's dim names in the kernel's terms (to evaluate the card's tile advice)
     dims: dict[str, Expr] = field(default_factory=dict)
+    #: (id, title) of the atoms whose ops a ``call:`` inlined here, in order — the cards the ops cite
+    calls: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def compute(self) -> bool:
