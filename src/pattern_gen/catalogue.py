@@ -21,7 +21,7 @@ from .errors import PatternGenError, Problem, did_you_mean
 from .flow import FlowError
 from .loader import LoadedCard, load_card, problems_from_validation
 from .resources import package_patterns_dir, user_catalogue_dirs
-from .yamlsrc import Located, load_located
+from .yamlsrc import Located, load_located_file
 
 __all__ = ["Catalogue", "load_catalogue", "card_files"]
 
@@ -162,7 +162,7 @@ _SPECIAL_FILES = {"constraints.yaml", "renames.yaml", "naming.yaml", "manifest.y
 
 def _read_yaml(path: Path, problems: list[Problem]) -> tuple[Any, Located | None]:
     try:
-        located = load_located(path.read_text(encoding="utf-8"), str(path))
+        located = load_located_file(path)
     except PatternGenError as exc:
         problems.extend(exc.problems)
         return None, None
@@ -195,6 +195,20 @@ def _load_constraints(path: Path, cat: Catalogue, problems: list[Problem]) -> No
         cat.constraints[c.id] = c
 
 
+def _distinct_dirs(folders: Iterable[Path]) -> list[Path]:
+    """Each folder once (the first spelling kept), compared by resolved path: the same folder from
+    ``--catalogue`` and ``PATTERN_GEN_CATALOGUE``, twice, or as the folder being validated would
+    otherwise define every one of its cards twice."""
+    seen: set[Path] = set()
+    out: list[Path] = []
+    for folder in folders:
+        key = folder.expanduser().resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(folder)
+    return out
+
+
 def load_catalogue(
     extra_dirs: Iterable[str | Path] = (),
     *,
@@ -210,7 +224,7 @@ def load_catalogue(
     problems: list[Problem] = []
     shipped = package_patterns_dir()
     base = Path(base) if base is not None else shipped
-    dirs = [base] + [Path(d) for d in user_catalogue_dirs(tuple(str(d) for d in extra_dirs))]
+    dirs = _distinct_dirs([base] + [Path(d) for d in user_catalogue_dirs(tuple(str(d) for d in extra_dirs))])
     cat.dirs = dirs
     for folder in dirs:
         if not folder.is_dir():

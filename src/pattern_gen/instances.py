@@ -70,10 +70,33 @@ def load_instance_module(folder: Path, stem: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception:
+    except Exception as exc:  # a hand-edited or truncated file: say which and how to recover
         sys.modules.pop(name, None)
-        raise
+        raise PatternGenError(Problem("instance", f"cannot import it: {_describe(exc)}; {_REGENERATE}", str(path), getattr(exc, "lineno", None))) from None
     return module
+
+
+_REGENERATE = "fix the file or regenerate the instance (pattern-gen new ... --force, or pattern-gen generate)"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _call(module: ModuleType, attr: str, *args: Any, **kwargs: Any) -> Any:
+    """``module.attr(*args)``, with a missing function or any failure inside it as one problem."""
+    fn = getattr(module, attr, None)
+    where = str(module.__file__)
+    if not callable(fn):
+        raise PatternGenError(Problem("instance", f"defines no function {attr}(); {_REGENERATE}", where))
+    try:
+        return fn(*args, **kwargs)
+    except (PtoSimError, PatternGenError):
+        raise
+    except MemoryError:
+        raise PatternGenError(Problem("instance", f"{attr}() ran out of memory; try a smaller --T", where)) from None
+    except Exception as exc:
+        raise PatternGenError(Problem("instance", f"{attr}() failed: {_describe(exc)}; {_REGENERATE}", where)) from None
 
 
 @dataclass
@@ -104,9 +127,12 @@ def read_instance(folder: Path) -> dict[str, Any]:
     if not meta.is_file():
         raise PatternGenError(Problem("instance", f"{folder} is not an instance folder (no instance.json)", str(folder)))
     try:
-        return json.loads(meta.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
         raise PatternGenError(Problem("instance", f"instance.json is not valid JSON: {exc}", str(meta))) from None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise PatternGenError(Problem("instance", f"instance.json is not a pattern-gen plan (no 'name'); {_REGENERATE}", str(meta)))
+    return data
 
 
 def run_instance(
@@ -119,17 +145,24 @@ def run_instance(
     T = int(T if T is not None else meta.get("test_T", [meta.get("unroll", 1)])[0])
     if T < 1:
         raise PatternGenError(Problem("instance", f"--T must be at least 1, got {T}"))
+    if seed < 0:
+        raise PatternGenError(Problem("instance", f"--seed must be 0 or more, got {seed}"))
+    if profile is not None and not Path(profile).resolve().parent.is_dir():
+        raise PatternGenError(Problem("bad-path", f"--profile {profile}: the folder {Path(profile).resolve().parent} does not exist"))
     kernel = load_instance_module(folder, "kernel")
     golden = load_instance_module(folder, "golden")
     result = RunResult(meta["name"], T, seed, passed=True)
-    inputs = golden.make_inputs(T, seed=seed)
+    inputs = _call(golden, "make_inputs", T, seed=seed)
     try:
-        outputs = kernel.run(inputs, profile=profile)
+        outputs = _call(kernel, "run", inputs, profile=profile)
     except PtoSimError as exc:
         result.passed = False
         result.error = f"ptosim refused the kernel: {exc}"
         return result
-    expected = golden.golden(inputs)
+    expected = _call(golden, "golden", inputs)
+    missing = sorted(set(expected) - set(outputs))
+    if missing:
+        raise PatternGenError(Problem("instance", f"run() returned no {', '.join(missing)}; {_REGENERATE}", str(kernel.__file__)))
     tolerances = meta.get("tolerances", {})
     for name, ref in expected.items():
         atol, rtol, ratio = tolerances.get(name, (None, None, None))

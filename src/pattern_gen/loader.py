@@ -17,7 +17,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import model as m
 from .errors import PatternGenError, Problem, closest, did_you_mean
-from .yamlsrc import Located, load_located
+from .yamlsrc import Located, load_located_file
 
 __all__ = ["load_card", "card_adapter", "problems_from_validation", "LoadedCard"]
 
@@ -336,11 +336,7 @@ def problems_from_validation(
 def load_card(path: Path, renames: Mapping[str, str] | None = None) -> LoadedCard:
     """Parse and validate one card file; PatternGenError lists every problem found in it."""
     file = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PatternGenError(Problem("bad-path", f"cannot read card file: {exc.strerror}", file)) from None
-    located = load_located(text, file)
+    located = load_located_file(path)
     data = located.data
     if not isinstance(data, Mapping):
         raise PatternGenError(Problem("card-schema", "a card is a YAML mapping with id, kind, title, …", file, 1, 1))

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import PatternGenError, Problem
 from .loader import problems_from_validation
 from .plan import Request
-from .yamlsrc import load_located
+from .yamlsrc import load_located_file
 
 __all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "split_params"]
 
@@ -79,7 +79,7 @@ def load_manifest(path: Path) -> Manifest:
     """Read and validate a manifest; PatternGenError with file:line:col for each problem."""
     if not path.is_file():
         raise PatternGenError(Problem("manifest", f"no manifest at {path}", str(path)))
-    located = load_located(path.read_text(encoding="utf-8"), str(path))
+    located = load_located_file(path)
     try:
         return Manifest.model_validate(located.data)
     except ValidationError as exc:

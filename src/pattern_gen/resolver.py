@@ -181,6 +181,12 @@ def _fmt_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(getattr(value, "param", value))
 
 
+#: No model dim comes near this; a larger value is a typo, and the golden could not allocate its tensors.
+MAX_DIM = 1 << 20
+#: Instance names are folder names; keep them well under the 255-byte file name limit.
+MAX_NAME = 160
+
+
 def _dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dict[str, int], list[Problem]]:
     dims = {k: v.default for k, v in skeleton.dims.items()}
     problems = []
@@ -196,6 +202,8 @@ def _dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dict[str,
         spec = skeleton.dims[key]
         if value <= 0:
             problems.append(Problem("bad-dim", f"dim {key} must be a positive integer; got {value}"))
+        elif value > MAX_DIM:
+            problems.append(Problem("bad-dim", f"dim {key}={value} is larger than {MAX_DIM}; model dims are hidden sizes and head counts"))
         elif value % spec.multiple_of:
             problems.append(Problem("bad-dim", f"dim {key}={value} must be a multiple of {spec.multiple_of} ({spec.doc or 'alignment'})"))
         else:
@@ -300,6 +308,8 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     problems += dp
     if req.name is not None and (not NAME_RE.match(req.name) or "/" in req.name or "\\" in req.name or req.name in (".", "..")):
         problems.append(Problem("bad-name", f"--name {req.name!r} must be a plain folder name (letters, digits, _ . = -), no path separators"))
+    elif req.name is not None and len(req.name) > MAX_NAME:
+        problems.append(Problem("bad-name", f"--name is {len(req.name)} characters; use at most {MAX_NAME}"))
     if problems:
         raise PatternGenError(problems)
     profile = cat.platform(platform)

@@ -106,8 +106,14 @@ def write_files(folder: Path, files: Mapping[str, str], *, force: bool = False) 
     Everything is checked before the first byte is written, so a refusal leaves the folder as it was.
     """
     report, plan = _plan_writes(folder, files, force)
+    created = not folder.exists()
     for path, text in plan:
-        atomic_write(path, text)
+        try:
+            atomic_write(path, text)
+        except OSError as exc:  # a full disk, a name too long, no permission: say so, leave no empty folder
+            if created and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+            raise PatternGenError(Problem("bad-path", f"cannot write {path}: {exc.strerror or exc}")) from None
         report.written.append(path)
     return report
 

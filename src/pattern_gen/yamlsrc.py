@@ -10,13 +10,14 @@ keys, which ``safe_load`` silently collapses, are reported.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path as FilePath
 from typing import Any
 
 import yaml
 
 from .errors import PatternGenError, Problem
 
-__all__ = ["Located", "load_located", "locate"]
+__all__ = ["Located", "load_located", "load_located_file", "read_source", "locate"]
 
 Path = tuple[Any, ...]
 
@@ -48,6 +49,28 @@ class Located:
 
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def read_source(path: FilePath) -> str:
+    """A YAML file's text; an unreadable file or bytes that are not UTF-8 are one problem with the position."""
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PatternGenError(Problem("bad-path", f"cannot read the file: {exc.strerror or exc}", file)) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise PatternGenError(
+            Problem("yaml-syntax", f"byte 0x{raw[exc.start]:02x} is not UTF-8; save the file as UTF-8", file, line, col)
+        ) from None
+
+
+def load_located_file(path: FilePath) -> Located:
+    """``load_located`` of a file's text (see ``read_source``)."""
+    return load_located(read_source(path), str(path))
 
 
 def load_located(text: str, file: str) -> Located:

@@ -100,6 +100,28 @@ def test_run_bad_input(cli, sk03_copy, tmp_path):
     cli("run", str(tmp_path / "nope")).assert_bad_input("bad-path")
     cli("run", str(tmp_path)).assert_bad_input("instance")
     cli("run", str(sk03_copy), "--T", "0").assert_bad_input("instance")
+    cli("run", str(sk03_copy), "--seed", "-1").assert_bad_input("instance")
+    cli("run", str(sk03_copy), "--profile", str(tmp_path / "no" / "such" / "t.json")).assert_bad_input("bad-path")
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "needle"),
+    [
+        ("kernel.py", lambda t: t + "\ndef (:\n", "SyntaxError"),
+        ("kernel.py", lambda t: t.replace("def run(", "def run_renamed("), "defines no function run()"),
+        ("kernel.py", lambda t: t + "\nraise RuntimeError('broken on import')\n", "RuntimeError: broken on import"),
+        ("golden.py", lambda t: t + "\n\ndef make_inputs(*a, **k):\n    raise ValueError('bad inputs')\n", "make_inputs() failed: ValueError"),
+        ("instance.json", lambda t: "{}", "not a pattern-gen plan"),
+        ("instance.json", lambda t: "[]", "not a pattern-gen plan"),
+    ],
+)
+def test_run_on_a_broken_instance_names_the_file(cli, sk03_copy, file, edit, needle):
+    """A hand-edited or truncated instance is bad input: one message naming the file, exit 2, no traceback."""
+    path = sk03_copy / file
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    run = cli("run", str(sk03_copy), "--T", "3")
+    run.assert_bad_input("instance")
+    assert needle in run.stderr and file in run.stderr, run.stderr
 
 
 def test_explain_text_and_json(cli):

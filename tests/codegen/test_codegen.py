@@ -17,6 +17,7 @@ import pytest
 
 import pattern_gen
 from pattern_gen.catalogue import load_catalogue
+from pattern_gen.errors import PatternGenError
 from pattern_gen.instances import render_plan, run_instance
 from pattern_gen.manifest import load_manifest, to_request
 from pattern_gen.resolver import resolve
@@ -258,7 +259,7 @@ def test_new_writes_four_files_then_reports_them_unchanged(cli, tmp_path, monkey
 
 
 def test_writes_are_atomic(tmp_path, monkeypatch):
-    """A failing rename leaves the old file whole and no temporary file behind."""
+    """A failing rename leaves the old file whole and no temporary file behind, and is one problem."""
     import pattern_gen.writer as writer
 
     folder = tmp_path / "inst"
@@ -269,7 +270,7 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(writer.os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(PatternGenError, match="disk full"):
         write_files(folder, {"kernel.py": finalize("kernel.py", "x = 2\n", "b")})
     assert (folder / "kernel.py").read_text(encoding="utf-8") == old
     assert [p.name for p in folder.iterdir()] == ["kernel.py"]
@@ -447,13 +448,13 @@ def test_generate_repairs_drift_but_not_hand_edits(cli, gen_tree):
     _break(gen_tree, "missing")
     old = gen_tree / "sk03-at10-renamed-instance"
     shutil.copytree(instances[1], old)  # a generated instance the manifest no longer makes
-    run = cli("generate", "--out", str(gen_tree))
+    run = cli("generate", "--out", str(gen_tree), "--prune")  # the default prunes only the real generated/
     run.assert_ok()
     assert "1 stale instances removed" in run.stdout and not old.exists()
     cli("generate", "--check", "--out", str(gen_tree)).assert_ok()
     # a folder that is not a generated instance is never deleted, but it is named
     _break(gen_tree, "stale")
-    run = cli("generate", "--out", str(gen_tree))
+    run = cli("generate", "--out", str(gen_tree), "--prune")
     run.assert_ok()
     assert "left alone" in run.stderr and "sk03-at99-old" in run.stderr
     assert (gen_tree / "sk03-at99-old").is_dir()

@@ -52,14 +52,23 @@ def _is_generated(path: Path) -> bool:
 @click.option("--filter", "pattern", default=None, help="Only instances whose name matches this glob.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default: generated/).")
 @click.option("--force", is_flag=True, help="Overwrite hand-edited generated files.")
+@click.option(
+    "--prune/--no-prune",
+    default=None,
+    help="Remove instance folders the manifest no longer lists (default: only in generated/, which generate owns).",
+)
 @click.pass_context
 @handle_errors
-def generate_cmd(ctx: click.Context, manifest_path: str | None, check: bool, pattern: str | None, out_dir: str | None, force: bool) -> None:
+def generate_cmd(
+    ctx: click.Context, manifest_path: str | None, check: bool, pattern: str | None, out_dir: str | None, force: bool, prune: bool | None
+) -> None:
     """Generate every manifest instance into generated/ (or check that it is up to date)."""
     cat = catalogue(ctx)
     path = Path(manifest_path) if manifest_path else cat.dirs[0] / "manifest.yaml"
     manifest = load_manifest(path)
     root = Path(out_dir) if out_dir else default_generated()
+    if prune is None:  # another --out may hold the user's own `new` kernels: never delete those unasked
+        prune = root.resolve() == default_generated().resolve()
     plans, problems = [], []
     for entry in manifest.instances:
         try:
@@ -103,7 +112,7 @@ def generate_cmd(ctx: click.Context, manifest_path: str | None, check: bool, pat
         for entry in sorted(root.iterdir()):
             if entry.name in rendered or entry.name.startswith(".") or entry.name in ("docs", "README.md", "__pycache__"):
                 continue
-            if not (entry.is_dir() and (entry / "instance.json").is_file()):
+            if not (entry.is_dir() and (entry / "instance.json").is_file()) or not prune:
                 foreign.append(entry)
                 continue
             edited = [p for p in entry.iterdir() if p.name != "__pycache__" and not _is_generated(p)]
@@ -121,7 +130,8 @@ def generate_cmd(ctx: click.Context, manifest_path: str | None, check: bool, pat
         shutil.rmtree(entry)
     out.print(f"{len(rendered)} instances: {written} files written, {unchanged} unchanged, {len(stale)} stale instances removed -> {escape(str(root))}", soft_wrap=True)
     for entry in foreign:
-        err.print(f"[yellow]left alone[/yellow]: {escape(str(entry))} is not an instance folder of the manifest; remove it yourself (`generate --check` reports it as stale)", soft_wrap=True)
+        why = "is not an instance folder of the manifest" if prune else "is not in the manifest (pass --prune to remove such folders)"
+        err.print(f"[yellow]left alone[/yellow]: {escape(str(entry))} {why}; `generate --check` reports it as stale", soft_wrap=True)
     for line in refusal_failures:
         err.print(f"[red]refusal:[/red] {escape(line)}", soft_wrap=True)
     if refusal_failures:

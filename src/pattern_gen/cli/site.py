@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 from pathlib import Path
 
 import click
@@ -26,7 +27,17 @@ def docs_group() -> None:
     """Build or serve the browsable catalogue (mkdocs-material)."""
 
 
+def _require_mkdocs() -> None:
+    """Before anything is rendered: without mkdocs-material the build would stop half-way."""
+    missing = [m for m in ("mkdocs", "material") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise PatternGenError(
+            Problem("bad-path", "the docs need mkdocs-material: pip install mkdocs-material (or the project's docs extra: pip install -e '.[docs]')")
+        )
+
+
 def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
+    _require_mkdocs()
     cat = catalogue(ctx)
     manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
     generated = default_generated()
@@ -62,13 +73,23 @@ def docs_build_cmd(ctx: click.Context, out_dir: str | None) -> None:
     _build_docs(ctx, out_dir)
 
 
+def _check_port_free(port: int) -> None:
+    """Fail before the (long) build when the port cannot be served."""
+    try:
+        with http.server.ThreadingHTTPServer(("127.0.0.1", port), http.server.BaseHTTPRequestHandler):
+            pass
+    except OSError as exc:
+        raise PatternGenError(Problem("bad-path", f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}; pick another --port")) from None
+
+
 @docs_group.command("serve")
-@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None)
 @click.pass_context
 @handle_errors
 def docs_serve_cmd(ctx: click.Context, port: int, out_dir: str | None) -> None:
     """Build the site and serve it on http://127.0.0.1:PORT/ (Ctrl-C stops)."""
+    _check_port_free(port)
     site = _build_docs(ctx, out_dir)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:

@@ -1,0 +1,85 @@
+"""Files and sizes that break a run late unless they are refused early: bytes that are not UTF-8,
+dims and names too large to write or allocate, a disk that refuses a write, another tool's folder
+given to ``generate --out``, a port already taken."""
+
+from __future__ import annotations
+
+import errno
+import http.server
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pattern_gen import writer
+from pattern_gen.resources import package_patterns_dir
+
+
+def test_a_card_that_is_not_utf8_is_one_problem_with_its_position(cli, tmp_path):
+    root = tmp_path / "patterns"
+    shutil.copytree(package_patterns_dir(), root)
+    card = next((root / "atoms").glob("AT-03-*.yaml"))
+    lines = card.read_bytes().split(b"\n")
+    lines[2] = lines[2] + b" \xff"
+    card.write_bytes(b"\n".join(lines))
+    run = cli("validate", str(root))
+    run.assert_bad_input("yaml-syntax")
+    assert f"{card}:3:" in run.stderr and "not UTF-8" in run.stderr
+
+
+def test_a_manifest_that_is_not_utf8_is_one_problem(cli, tmp_path):
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_bytes(b"instances: []\n# caf\xe9\n")
+    run = cli("generate", "--manifest", str(manifest), "--out", str(tmp_path / "gen"), "--check")
+    run.assert_bad_input("yaml-syntax")
+    assert f"{manifest}:2:" in run.stderr
+
+
+@pytest.mark.parametrize("dim", ["N=68719476736", "K=" + "1" * 200])
+def test_a_dim_too_large_to_allocate_is_refused_before_writing(cli, tmp_path, monkeypatch, dim):
+    monkeypatch.chdir(tmp_path)
+    run = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", dim, "--run")
+    run.assert_bad_input("bad-dim")
+    assert not (tmp_path / "kernels").exists()
+
+
+def test_a_name_too_long_for_a_folder_is_refused(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--name", "k" * 300).assert_bad_input("bad-name")
+    assert not (tmp_path / "kernels").exists()
+
+
+def test_a_write_the_disk_refuses_is_one_problem_and_leaves_no_empty_folder(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    def full_disk(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)  # as the real one does before the write fails
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer, "atomic_write", full_disk)
+    run = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128")
+    run.assert_bad_input("bad-path")
+    assert "No space left on device" in run.stderr
+    assert not any((tmp_path / "kernels").iterdir())
+
+
+def test_generate_into_another_folder_leaves_the_users_kernels_alone(cli, tmp_path, monkeypatch):
+    """``generate --out kernels`` must not delete a kernel ``new`` wrote there; ``--prune`` may."""
+    monkeypatch.chdir(tmp_path)
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text("instances:\n  - {skeleton: SK-03, atoms: AT-10, dims: {K: 256, N: 128}}\n", encoding="utf-8")
+    cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=512", "--dim", "N=128").assert_ok()
+    (mine,) = list((tmp_path / "kernels").iterdir())
+    kept = cli("generate", "--manifest", str(manifest), "--out", "kernels")
+    kept.assert_ok()
+    assert mine.is_dir() and "--prune" in kept.stderr
+    cli("generate", "--manifest", str(manifest), "--out", "kernels", "--prune").assert_ok()
+    assert not mine.exists()
+
+
+def test_docs_serve_on_a_busy_port_fails_before_building(cli):
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler) as busy:
+        port = busy.server_address[1]
+        run = cli("docs", "serve", "--port", str(port))
+    run.assert_bad_input("bad-path")
+    assert f"127.0.0.1:{port}" in run.stderr
