@@ -470,6 +470,22 @@ def test_generate_repairs_drift_but_not_hand_edits(cli, gen_tree):
     cli("generate", "--check", "--out", str(gen_tree)).assert_ok()
 
 
+def test_generate_removes_stale_generated_files_and_names_foreign_ones(cli, gen_tree):
+    """Inside an instance folder: a file pattern-gen made that the instance no longer has is removed;
+    a file of the user's is left alone and named, so `generate --check` can be made to pass."""
+    inst = sorted(p for p in gen_tree.iterdir() if p.is_dir() and p.name != "docs")[0]
+    old = inst / "old_helper.py"
+    old.write_text(finalize("old_helper.py", "x = 1\n", "b"), encoding="utf-8")
+    mine = inst / "notes.txt"
+    mine.write_text("mine\n", encoding="utf-8")
+    run = cli("generate", "--out", str(gen_tree))
+    run.assert_ok()
+    assert not old.exists() and "removed stale generated file" in run.stderr
+    assert mine.exists() and "notes.txt" in run.stderr and "remove it yourself" in run.stderr
+    mine.unlink()
+    cli("generate", "--check", "--out", str(gen_tree)).assert_ok()
+
+
 def test_generate_filter(cli, tmp_path):
     out = tmp_path / "gen"
     run = cli("generate", "--out", str(out), "--filter", "sk05-*")

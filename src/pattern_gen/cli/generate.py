@@ -128,9 +128,24 @@ def generate_cmd(
         unchanged += len(report.unchanged)
     for entry in stale:
         shutil.rmtree(entry)
+    stale_files = [
+        path
+        for name, files in rendered.items()
+        for path in sorted((root / name).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and path.relative_to(root / name).as_posix() not in files
+    ]
+    for path in [p for p in stale_files if _is_generated(p)]:  # e.g. a file an older version made
+        path.unlink()
+        err.print(f"removed stale generated file {escape(str(path))}", soft_wrap=True)
+    foreign += [p for p in stale_files if p.exists()]
     out.print(f"{len(rendered)} instances: {written} files written, {unchanged} unchanged, {len(stale)} stale instances removed -> {escape(str(root))}", soft_wrap=True)
     for entry in foreign:
-        why = "is not an instance folder of the manifest" if prune else "is not in the manifest (pass --prune to remove such folders)"
+        if entry.is_file() and entry.parent != root:
+            why = "is not a file pattern-gen makes for this instance; remove it yourself"
+        elif prune:
+            why = "is not an instance folder of the manifest"
+        else:
+            why = "is not in the manifest (pass --prune to remove such folders)"
         err.print(f"[yellow]left alone[/yellow]: {escape(str(entry))} {why}; `generate --check` reports it as stale", soft_wrap=True)
     for line in refusal_failures:
         err.print(f"[red]refusal:[/red] {escape(line)}", soft_wrap=True)
