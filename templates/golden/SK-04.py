@@ -18,8 +18,8 @@ def _weights(seed):
     if p["has_gamma"]:
         weights["gamma_cq"] = uniform(rng, (d["Q"],), -1.0, 1.0)
     wq_b, wq_b_scale = make_weight(
-        rng, d["NH"] * d["D"], d["Q"], layout=p["weight_layout"], quant_mode=p["quant_mode"], quiet_rows=[(0, d["D"])]
-    )  # head 0 QUIET: q_head_norm sees eps
+        rng, d["NH"] * d["D"], d["Q"], layout=p["weight_layout"], quant_mode=p["quant_mode"], quiet_rows=quiet_heads(0, d["NH"], d["D"])
+    )  # QUIET heads: q_head_norm sees eps
     weights["wq_b"] = wq_b
     if wq_b_scale is not None:
         weights["wq_b_scale"] = wq_b_scale

@@ -19,8 +19,8 @@ def _weights(seed):
         weights["gamma"] = uniform(rng, (d["H"],), -1.0, 1.0)
     w, w_scale = make_weight(
         rng, qkv, d["H"], layout=p["weight_layout"], quant_mode=p["quant_mode"],
-        quiet_rows=[(0, d["D"]), (d["NQ"] * d["D"], (d["NQ"] + 1) * d["D"])],
-    )  # q head 0 and k head 0 QUIET: q_norm and k_norm see eps
+        quiet_rows=quiet_heads(0, d["NQ"], d["D"]) + quiet_heads(d["NQ"], d["NKV"], d["D"]),
+    )  # QUIET q and k heads: q_norm and k_norm see eps
     weights["weight"] = w
     if w_scale is not None:
         weights["weight_scale"] = w_scale

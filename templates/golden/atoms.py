@@ -188,6 +188,12 @@ def activations(rng, T, width, low=-1.0, high=1.0):
     return store(a, "BF16")
 
 
+def quiet_heads(first, heads, d):
+    """Output-channel ranges of every 8th head from ``first`` (enough heads that a wrong one cannot
+    hide under a 2 % error ratio)."""
+    return [((first + h) * d, (first + h + 1) * d) for h in range(0, heads, 8)]
+
+
 def make_weight(rng, n, k, *, layout, quant_mode="none", quiet_rows=()):
     """A projection weight [N, K] (nk) or [K, N] (kn) and its scale for the quantised modes.
 
