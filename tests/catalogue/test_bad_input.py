@@ -523,3 +523,78 @@ def test_name_pattern_in_words(cli, catalogue_copy):
     text = only(validate(cli, cat), "card-schema")
     assert_at(text, cat, AT03, cat.line(AT03, "out: 2sq"))
     assert "must be a name" in text and "'2sq'" in text
+
+
+# --- values a card's own rules reject (caught by validate, not when a kernel is built) ---------------------
+
+
+def test_parameter_default_outside_its_own_bounds(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(AT03, "    default: 1.0e-6\n    gt: 0", "    default: -1.0\n    gt: 0")
+    text = only(validate(cli, cat), "card-schema")
+    line = cat.line(AT03, "default: -1.0")
+    assert_at(text, cat, AT03, line, cat.text(AT03).splitlines()[line - 1].index("-1.0") + 1)
+    assert "params.eps.default" in text and "greater than 0" in text and "gt: 0" in text and "-1.0" in text
+
+
+def test_int_parameter_default_outside_its_choices(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(AT03, "  eps:\n", "  rows:\n    type: int\n    choices: [1, 2, 4]\n    default: 3\n  eps:\n")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, AT03, cat.line(AT03, "default: 3"))
+    assert "params.rows.default" in text and "1, 2, 4" in text
+
+
+def test_dim_multiple_of_zero(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "doc: Output features, multiple_of: 16}", "doc: Output features, multiple_of: 0}")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, SK03, cat.line(SK03, "multiple_of: 0"))
+    assert "dims.N.multiple_of" in text and "greater than 0" in text
+
+
+def test_dim_default_breaking_its_own_multiple_of(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "K: {default: 4096,", "K: {default: 4095,")
+    text = only(validate(cli, cat), "card-schema")
+    line = cat.line(SK03, "default: 4095")
+    assert_at(text, cat, SK03, line, cat.text(SK03).splitlines()[line - 1].index("4095") + 1)
+    assert "dims.K.default" in text and "multiple of 64" in text and "4095" in text and "4096" in text
+
+
+def test_loop_candidates_must_be_positive(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "candidates: [128, 64, 32, 16, 8, 1]", "candidates: [128, 0, 32, -16, 8, 1]")
+    run = validate(cli, cat)
+    assert run.codes() == ["card-schema", "card-schema"], run.stderr
+    line = cat.line(SK03, "candidates: [128, 0,")
+    (zero, _), (negative, _) = run.problems
+    assert_at(zero, cat, SK03, line)
+    assert "loop.candidates[1]" in zero and "greater than 0" in zero and "got 0" in zero
+    assert "loop.candidates[3]" in negative and "got -16" in negative
+
+
+def test_loop_candidates_without_duplicates(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "candidates: [128, 64, 32, 16, 8, 1]", "candidates: [128, 64, 32, 64, 8, 1]")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, SK03, cat.line(SK03, "candidates: [128, 64, 32, 64,"))
+    assert "loop.candidates" in text and "64 more than once" in text
+
+
+def test_skeleton_tile_naming_an_unknown_dim(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "      vec: [4, K]", "      vec: [4, Z]")
+    text = only(validate(cli, cat), "bad-expression")
+    line = cat.line(SK03, "vec: [4, Z]")
+    assert_at(text, cat, SK03, line, cat.text(SK03).splitlines()[line - 1].index("Z") + 1)
+    assert "'proj.rmsnorm'" in text and "unknown dim 'Z'" in text and "valid dims: K, N, T, tile" in text
+
+
+def test_atom_tile_naming_an_unknown_dim(cli, catalogue_copy):
+    """An atom's tile names the dims of its inputs (bound to the caller's when it is spliced)."""
+    cat = catalogue_copy
+    cat.edit(AT09, "      vec: [4, K/32, 32]", "      vec: [4, KK/32, 32]")
+    text = only(validate(cli, cat), "bad-expression")
+    assert_at(text, cat, AT09, cat.line(AT09, "vec: [4, KK/32, 32]"))
+    assert "unknown dim 'KK'" in text and "valid dims: M, K, N" in text and "did you mean 'K'?" in text

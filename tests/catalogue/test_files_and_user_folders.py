@@ -194,3 +194,44 @@ def test_show_of_a_card_that_fails_validation_does_not_crash(cli, shipped, tmp_p
     run = cli("--catalogue", str(user), "validate")
     run.assert_bad_input()
     assert run.codes() == ["unknown-param"]
+
+
+def test_same_user_folder_given_twice_is_read_once(cli, shipped, tmp_path):
+    """``--catalogue`` twice, or both it and PATTERN_GEN_CATALOGUE, name one folder: no duplicate ids."""
+    user = tmp_path / "mine"
+    _user_card(shipped, user)
+    runs = [
+        cli("--catalogue", str(user), "--catalogue", str(tmp_path / "." / "mine"), "list", "--json"),
+        cli("--catalogue", str(user), "list", "--json", env={"PATTERN_GEN_CATALOGUE": str(user)}),
+        cli("--catalogue", str(user), "validate", str(user), env={"PATTERN_GEN_CATALOGUE": str(user)}),
+    ]
+    for run in runs:
+        assert run.exit_code == 0, run.stderr
+    ids = [r["id"] for r in json.loads(runs[0].stdout)]
+    assert ids.count("AT-20") == 1 and len(ids) == 10
+
+
+# --- card text is shown as written ---------------------------------------------------------------------
+
+
+def test_card_text_with_brackets_is_shown_literally(cli, shipped, tmp_path):
+    """Titles, summaries and rules are text, not rich markup: ``[int8]`` stays, ``[/x]`` does not crash."""
+    user = tmp_path / "mine"
+    card = _user_card(shipped, user)
+    text = card.read_text(encoding="utf-8")
+    title = next(ln for ln in text.splitlines() if ln.startswith("title: "))
+    text = text.replace(title, 'title: "Quant [int8] [/x] [bold]"', 1).replace("summary: >-\n", "summary: >-\n  Rows of List[int] [/x] [red]\n", 1)
+    card.write_text(text, encoding="utf-8")
+    run = cli("--catalogue", str(user), "show", "AT-20")
+    assert run.exit_code == 0, run.stderr + repr(run.exception)
+    assert "AT-20 Quant [int8] [/x] [bold]" in run.stdout
+    assert "Rows of List[int] [/x] [red]" in run.stdout
+    run = cli("--catalogue", str(user), "list", "--kind", "atom")
+    assert run.exit_code == 0, run.stderr + repr(run.exception)
+    assert "[int8]" in run.stdout and "[/x]" in run.stdout
+
+
+def test_shipped_constraint_rule_keeps_its_brackets(cli):
+    run = cli("show", "SK-03")
+    assert run.exit_code == 0, run.stderr
+    assert "List[int]" in "".join(run.stdout.split())  # the table may wrap the rule

@@ -1,6 +1,6 @@
-"""Files and sizes that break a run late unless they are refused early: bytes that are not UTF-8,
+"""Input that breaks a run late unless it is refused early: bytes that are not UTF-8,
 dims and names too large to write or allocate, a disk that refuses a write, another tool's folder
-given to ``generate --out``, a port already taken."""
+given to ``generate --out``, a port already taken, a flag given twice."""
 
 from __future__ import annotations
 
@@ -83,3 +83,10 @@ def test_docs_serve_on_a_busy_port_fails_before_building(cli):
         run = cli("docs", "serve", "--port", str(port))
     run.assert_bad_input("bad-path")
     assert f"127.0.0.1:{port}" in run.stderr
+
+
+def test_a_parameter_given_twice_with_different_values_is_refused(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--param", "eps=1e-5", "--param", "eps=1e-4")
+    run.assert_bad_input("bad-param-value")
+    assert "given twice" in run.stderr and not (tmp_path / "kernels").exists()

@@ -2,12 +2,14 @@
 
 Each check returns problems rather than raising, so one run reports everything:
 dependencies exist and are declared, no cycles, predicates name real parameters and values,
-constraint ids exist, option advice is valid PyPTO, skeleton slots are fillable, and — for every
-parameter combination the guards allow, on every platform — the flow expands: names are defined
-before use, dtypes are legal for each op, and the declared ``flow`` matches the stages built.
+constraint ids exist, option advice is valid PyPTO, tile shapes name real dims, skeleton slots
+are fillable, and — for every parameter combination the guards allow, on every platform — the
+flow expands: names are defined before use, dtypes are legal for each op, and the declared
+``flow`` matches the stages built.
 
-Modules: ``references`` (names, cycles), ``options`` (performance advice), ``params``
-(predicates, ``{param: NAME}``, parameter combinations), ``flows`` (the expansions).
+Modules: ``references`` (names, cycles), ``options`` (performance advice), ``tiles`` (the dims
+tile shapes name), ``params`` (predicates, ``{param: NAME}``, parameter combinations), ``flows``
+(the expansions).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .flows import atom_problems, skeleton_problems
 from .options import option_problems
 from .params import param_combinations
 from .references import cycle_problems, dependencies, reference_problems
+from .tiles import tile_problems
 
 __all__ = ["check_catalogue", "param_combinations", "skeleton_env"]
 
@@ -44,6 +47,7 @@ def check_catalogue(cat: Catalogue) -> list[Problem]:
     for card in cat.sorted_cards():
         problems += reference_problems(cat, card)
         problems += option_problems(cat, card)
+        problems += tile_problems(cat, card)
     problems += cycle_problems(cat)
     if problems:
         return _dedupe(problems)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from ..catalogue import load_catalogue
 from ..checks import check_catalogue
@@ -15,7 +16,7 @@ from ..errors import PatternGenError, Problem, did_you_mean
 from ..loader import card_adapter
 from ..text import plain
 from .app import main
-from .common import catalogue, handle_errors, out
+from .common import add_literal_row, catalogue, handle_errors, literal, out
 
 __all__ = ["list_cmd", "show_cmd", "validate_cmd", "schema_cmd"]
 
@@ -41,7 +42,8 @@ def list_cmd(ctx: click.Context, kind: str | None, tag: str | None, as_json: boo
     for col in ("ID", "kind", "title", "tags", "flow", "parameters", "examples"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(
+        add_literal_row(
+            table,
             r["id"],
             r["kind"],
             r["title"],
@@ -68,50 +70,51 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(detail, indent=2, default=str))
         return
-    out.print(f"[bold]{card.id}[/bold] {card.title}  [dim]({card.kind}; {', '.join(card.tags)})[/dim]")
-    out.print(card.summary.strip())
-    out.print(f"flow: {' -> '.join(card.flow)}   upstream: {' -> '.join(card.upstream_flow)}")
-    out.print(f"file: {detail['file']}", style="dim")
+    # everything below quotes the card (titles, docs, rules: "List[int]"): printed as Text, never markup
+    out.print(Text.assemble((card.id, "bold"), " ", card.title, "  ", (f"({card.kind}; {', '.join(card.tags)})", "dim")))
+    out.print(literal(card.summary.strip()))
+    out.print(literal(f"flow: {' -> '.join(card.flow)}   upstream: {' -> '.join(card.upstream_flow)}"))
+    out.print(literal(f"file: {detail['file']}", "dim"))
     params = Table(title="Parameters", title_justify="left")
     for col in ("name", "type", "choices", "default", "from", "meaning"):
         params.add_column(col, overflow="fold")
     for r in detail["parameters"]:
         choices = plain(r["choices"]) if r["choices"] else ", ".join(f"{k} {v}" for k, v in r["bounds"].items())
-        params.add_row(r["name"], r["type"], choices, plain(r["default"]), r["from"], r["doc"])
+        add_literal_row(params, r["name"], r["type"], choices, plain(r["default"]), r["from"], r["doc"])
     out.print(params)
     for group in ("inputs", "outputs"):
         t = Table(title=group.capitalize(), title_justify="left")
         for col in ("name", "shape", "dtype", "role", "when"):
             t.add_column(col, overflow="fold")
         for r in detail[group]:
-            t.add_row(r["name"], "[" + ", ".join(r["shape"]) + "]", plain(r["dtype"]), r["role"], r["when"] or "")
+            add_literal_row(t, r["name"], "[" + ", ".join(r["shape"]) + "]", plain(r["dtype"]), r["role"], r["when"] or "")
         out.print(t)
     if card.kind == "atom":
         out.print("[bold]Compute flow[/bold] (default parameters)")
         for s in detail["flow_code"]:
-            out.print(f"  [{s['unit']}] {s['label']}{'  (hoisted before the loop)' if s['hoist'] else ''}")
+            out.print(literal(f"  [{s['unit']}] {s['label']}{'  (hoisted before the loop)' if s['hoist'] else ''}"))
             for line in s["lines"]:
-                out.print(f"      {line}", markup=False)
+                out.print(literal(f"      {line}"))
     else:
         slot = detail["slot"]
-        out.print(f"[bold]Slot[/bold] {slot['name']}: accepts {', '.join(slot['accepts'])} (default {slot['default']})")
+        out.print(Text.assemble(("Slot", "bold"), f" {slot['name']}: accepts {', '.join(slot['accepts'])} (default {slot['default']})"))
         for f in detail["fixed_stages"]:
-            out.print(f"  fixed stage {f['as']}: {f['card']} {f['params'] or ''}")
-        out.print("dims: " + ", ".join(f"{k}={v['default']}" for k, v in detail["dims"].items()))
-        out.print(f"loop: {card.loop.kind} {card.loop.name} unroll candidates {card.loop.candidates}")
+            out.print(literal(f"  fixed stage {f['as']}: {f['card']} {f['params'] or ''}"))
+        out.print(literal("dims: " + ", ".join(f"{k}={v['default']}" for k, v in detail["dims"].items())))
+        out.print(literal(f"loop: {card.loop.kind} {card.loop.name} unroll candidates {card.loop.candidates}"))
         for item in detail["left_out"]:
-            out.print(f"  left out: {item}", style="dim")
-    out.print(f"depends on: {', '.join(detail['depends_on']) or '—'}   used by: {', '.join(detail['used_by']) or '—'}")
+            out.print(literal(f"  left out: {item}", "dim"))
+    out.print(literal(f"depends on: {', '.join(detail['depends_on']) or '—'}   used by: {', '.join(detail['used_by']) or '—'}"))
     for u in detail["upgrades"]:
-        out.print(f"upgrade: when {u['when']} -> {u['to']}: {u['reason']}")
+        out.print(literal(f"upgrade: when {u['when']} -> {u['to']}: {u['reason']}"))
     for r in detail["refuse"]:
-        out.print(f"refused: when {r['when']}: {r['reason']}")
+        out.print(literal(f"refused: when {r['when']}: {r['reason']}"))
     if detail["constraints"]:
         t = Table(title="Constraints", title_justify="left")
         for col in ("id", "level", "rule"):
             t.add_column(col, overflow="fold")
         for c in detail["constraints"]:
-            t.add_row(c["id"], c["level"], c["rule"])
+            add_literal_row(t, c["id"], c["level"], c["rule"])
         out.print(t)
     perf = detail["performance"]
     if perf["options"] or perf["tiles"]:
@@ -119,9 +122,9 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
         for col in ("knob", "value", "level", "why"):
             t.add_column(col, overflow="fold")
         for r in perf["options"]:
-            t.add_row(f"{r['group']}.{r['key']}", plain(r["value"]), r["level"], r["why"] + (f" (when {r['when']})" if r["when"] else ""))
+            add_literal_row(t, f"{r['group']}.{r['key']}", plain(r["value"]), r["level"], r["why"] + (f" (when {r['when']})" if r["when"] else ""))
         for r in perf["tiles"]:
-            t.add_row(f"tile {r['stage']}", r["tile"], "", r["why"])
+            add_literal_row(t, f"tile {r['stage']}", r["tile"], "", r["why"])
         out.print(t)
 
 
@@ -143,7 +146,8 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     if problems:
         raise PatternGenError(problems)
     n_atoms, n_sk = len(cat.atoms()), len(cat.skeletons())
-    out.print(f"[green]ok[/green]: {n_atoms} atoms, {n_sk} skeletons, {len(cat.constraints)} constraints, platforms {', '.join(sorted(cat.platforms))}")
+    platforms = ", ".join(sorted(cat.platforms))  # file names: literal text too
+    out.print(Text.assemble(("ok", "green"), f": {n_atoms} atoms, {n_sk} skeletons, {len(cat.constraints)} constraints, platforms {platforms}"))
 
 
 @main.command("schema")

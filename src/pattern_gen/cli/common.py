@@ -9,13 +9,14 @@ from typing import Any, Callable
 
 import click
 from rich.console import Console
-from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 
 from ..catalogue import Catalogue, load_catalogue
 from ..errors import PatternGenError, Problem
 from ..resources import repo_root
 
-__all__ = ["out", "err", "handle_errors", "catalogue", "pairs", "default_generated"]
+__all__ = ["out", "err", "handle_errors", "catalogue", "pairs", "default_generated", "literal", "add_literal_row"]
 
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
@@ -26,11 +27,23 @@ _WRITING_COMMANDS = {"new", "generate", "build", "serve"}
 
 def _fail(problems: list[Problem]) -> None:
     for p in problems:
-        err.print(f"[red]error[/red]: {escape(str(p))}", markup=True, highlight=False, soft_wrap=True)
+        # the message quotes card text: shown as Text, never read as markup or emoji codes
+        err.print(Text.assemble(("error", "red"), ": ", str(p)), highlight=False, soft_wrap=True)
     n = len(problems)
     ctx = click.get_current_context(silent=True)
     wrote = " nothing was written." if ctx is not None and ctx.info_name in _WRITING_COMMANDS else ""
     err.print(f"{n} problem{'s' if n != 1 else ''};{wrote}" if wrote else f"{n} problem{'s' if n != 1 else ''}.", style="dim")
+
+
+def literal(value: object, style: str = "") -> Text:
+    """Card-provided text as it is written: rich would read ``List[int]`` or ``[/x]`` in a title,
+    rule or doc as markup (dropping it, or failing with a MarkupError), and ``:name:`` as an emoji."""
+    return Text(str(value), style=style)
+
+
+def add_literal_row(table: Table, *cells: object, style: str | None = None) -> None:
+    """A table row whose cells are shown literally (see ``literal``); the caller formats them."""
+    table.add_row(*(literal(c) for c in cells), style=style)
 
 
 def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,6 +76,9 @@ def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
         key, sep, value = text.partition("=")
         if not sep or not key.strip():
             problems.append(Problem("bad-param-value", f"{flag} {text!r}: expected NAME=VALUE"))
+            continue
+        if key.strip() in result and result[key.strip()] != value.strip():  # which one was meant?
+            problems.append(Problem("bad-param-value", f"{flag} {key.strip()} is given twice ({result[key.strip()]!r} and {value.strip()!r}); give it once"))
             continue
         result[key.strip()] = value.strip()
     if problems:

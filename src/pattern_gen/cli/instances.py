@@ -20,7 +20,7 @@ from ..plan import KernelPlan, Request
 from ..resolver import resolve
 from ..text import plain, utilisation
 from .app import main
-from .common import catalogue, default_generated, err, handle_errors, out, pairs
+from .common import add_literal_row, catalogue, default_generated, err, handle_errors, literal, out, pairs
 
 __all__ = ["new_cmd", "run_cmd", "explain_cmd"]
 
@@ -42,10 +42,10 @@ def _check_out(out_dir: str) -> Path:
 
 
 def _print_plan(plan: KernelPlan) -> None:
-    out.print(f"[bold]{plan.name}[/bold]")
+    out.print(literal(plan.name, "bold"))
     requested = "+".join(plan.atoms_requested)
-    out.print(f"{plan.skeleton} {plan.skeleton_title} · slot {plan.slot} = {plan.atom} (asked: {requested}) · {plan.platform} · unroll {plan.unroll}")
-    out.print("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items()))
+    out.print(literal(f"{plan.skeleton} {plan.skeleton_title} · slot {plan.slot} = {plan.atom} (asked: {requested}) · {plan.platform} · unroll {plan.unroll}"))
+    out.print(literal("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items())))
     for note in plan.plan_notes:
         out.print(f"  • {escape(note)}", soft_wrap=True)
     params = Table(title="Parameters", title_justify="left")
@@ -53,26 +53,26 @@ def _print_plan(plan: KernelPlan) -> None:
         params.add_column(col)
     for k, v in plan.params.items():
         style = "bold" if v != plan.param_defaults.get(k) else ""
-        params.add_row(k, plain(v), plain(plan.param_defaults.get(k)), style=style)
+        add_literal_row(params, k, plain(v), plain(plan.param_defaults.get(k)), style=style)
     for stage, ps in plan.stage_params.items():
         for k, v in ps.items():
-            params.add_row(f"{stage}.{k}", plain(v), "", style="bold")
+            add_literal_row(params, f"{stage}.{k}", plain(v), "", style="bold")
     out.print(params)
     stages = Table(title="Stages", title_justify="left")
     for col in ("stage", "unit", "card", "tile", "ops", "fitting"):
         stages.add_column(col, overflow="fold")
     for s in plan.all_stages:
         label = s.label + (" (before loop)" if s.hoist else "")
-        stages.add_row(label, s.unit, s.card, s.tile_text(), str(len(s.stage.ops)), "; ".join(s.fit_notes))
+        add_literal_row(stages, label, s.unit, s.card, s.tile_text(), str(len(s.stage.ops)), "; ".join(s.fit_notes))
     out.print(stages)
     opts = Table(title="Options", title_justify="left")
     for col in ("option", "value", "level"):
         opts.add_column(col, overflow="fold")
     for k, v, level in plan.option_rows():
-        opts.add_row(k, plain(v), level)
+        add_literal_row(opts, k, plain(v), level)
     out.print(opts)
     for item in plan.left_out:
-        out.print(f"  left out: {item}", style="dim")
+        out.print(literal(f"  left out: {item}", "dim"))
 
 
 def _print_run(result: RunResult) -> None:
@@ -206,19 +206,19 @@ def explain_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(decoded, indent=2, default=str))
         return
-    out.print(f"[bold]{name}[/bold]")
-    out.print(f"skeleton {decoded['skeleton']} ({cat.cards[decoded['skeleton']].title}), atom {decoded['atom']} ({cat.cards[decoded['atom']].title})")
+    out.print(literal(name, "bold"))
+    out.print(literal(f"skeleton {decoded['skeleton']} ({cat.cards[decoded['skeleton']].title}), atom {decoded['atom']} ({cat.cards[decoded['atom']].title})"))
     table = Table(show_header=True)
     table.add_column("axis")
     table.add_column("value")
     for k, v in decoded["params"].items():
-        table.add_row(k, plain(v))
+        add_literal_row(table, k, plain(v))
     for k in ("unroll", "platform"):
         if k in decoded:
-            table.add_row(k, plain(decoded[k]))
+            add_literal_row(table, k, plain(decoded[k]))
     for k, v in decoded["dims"].items():
-        table.add_row(f"dim {k}", str(v))
+        add_literal_row(table, f"dim {k}", str(v))
     for stage, ps in decoded["stage_params"].items():
         for k, v in ps.items():
-            table.add_row(f"{stage}.{k}", plain(v))
+            add_literal_row(table, f"{stage}.{k}", plain(v))
     out.print(table)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveInt, ValidationInfo, field_validator, model_validator
 
 from .base import ALWAYS, Name, Strict, When
 from .decls import ParamSpec, TensorDecl
@@ -90,10 +90,22 @@ class AtomCard(_CardBase):
 
 
 class DimSpec(Strict):
+    #: the dim must be a multiple of this (e.g. 32 for MX blocks along K); the resolver divides by
+    #: it. Before ``default``, so that the default's validator sees it.
+    multiple_of: int = Field(default=1, gt=0)
     default: int = Field(gt=0)
     doc: str = ""
-    #: the dim must be a multiple of this (e.g. 32 for MX blocks along K)
-    multiple_of: int = 1
+
+    @field_validator("default")
+    @classmethod
+    def _default_aligned(cls, value: int, info: ValidationInfo) -> int:
+        """A default the dim's own ``multiple_of`` rejects would only fail when a kernel is built."""
+        step = info.data.get("multiple_of")
+        if step and value % step:
+            lower, upper = value // step * step, (value // step + 1) * step
+            near = f"{lower} or {upper}" if lower else str(upper)
+            raise ValueError(f"must be a multiple of {step} (its own 'multiple_of: {step}'); got {value}; use e.g. {near}")
+        return value
 
 
 class LoopSpec(Strict):
@@ -101,8 +113,18 @@ class LoopSpec(Strict):
     name: str = "TOKEN_LOOP"
     index: Name = "t_off"
     factor: Name = "tile"
-    candidates: list[int] = Field(min_length=1)
+    #: unroll factors, the first the default; each is a tile of tokens, so positive
+    candidates: list[PositiveInt] = Field(min_length=1)
     submit_before_loop: bool = False
+
+    @field_validator("candidates")
+    @classmethod
+    def _distinct(cls, value: list[int]) -> list[int]:
+        """A repeated factor would be generated and tested twice under one instance name."""
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"lists {', '.join(map(str, twice))} more than once; list each unroll factor once")
+        return value
 
 
 class SlotSpec(Strict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Callable, Literal, Mapping, Union
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -12,28 +12,51 @@ from .base import ALWAYS, DType, DTypeList, ParamRef, Role, Shape, Strict, When
 __all__ = ["ParamSpec", "DeclCase", "ToleranceRule", "TensorDecl"]
 
 
+#: bound key -> (holds for value v and bound b, the rule in words)
+_BOUNDS: dict[str, tuple[Callable[[float, float], bool], str]] = {
+    "gt": (lambda v, b: v > b, "greater than"),
+    "ge": (lambda v, b: v >= b, "at least"),
+    "le": (lambda v, b: v <= b, "at most"),
+}
+
+
+def _broken_bound(value: float, spec: Mapping[str, Any]) -> str | None:
+    """``"greater than 0 (its own 'gt: 0')"`` for the first bound ``value`` breaks, else None."""
+    for key, (holds, words) in _BOUNDS.items():
+        bound = spec.get(key)
+        if bound is not None and not holds(value, bound):
+            return f"{words} {bound:g} (its own '{key}: {bound:g}')"
+    return None
+
+
 class ParamSpec(Strict):
     """One instantiation parameter: its type, choices or bounds, default and meaning."""
 
     type: Literal["bool", "enum", "float", "int"]
-    #: before ``default``, so that the default's validator sees them
+    #: choices and bounds come before ``default``, so that the default's validator sees them (and a
+    #: default the card's own rules reject is reported at its line, not when a kernel is built)
     choices: list[Union[str, int]] | None = None
-    default: Union[bool, int, float, str]
     gt: float | None = None
     ge: float | None = None
     le: float | None = None
+    default: Union[bool, int, float, str]
     doc: str = ""
 
     @field_validator("default")
     @classmethod
     def _default_in_choices(cls, value: Any, info: ValidationInfo) -> Any:
-        """Reported at the ``default:`` line, with the closest choice."""
+        """Reported at the ``default:`` line, with the closest choice or the bound it breaks."""
+        kind = info.data.get("type")
         choices = info.data.get("choices")
-        if info.data.get("type") == "enum" and choices and value not in choices:
+        if kind in ("enum", "int") and choices and value not in choices:
             raise ValueError(
                 f"must be one of the choices {', '.join(map(str, choices))}; got {value!r}"
                 + did_you_mean(str(value), [str(c) for c in choices])
             )
+        if kind in ("float", "int") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            broken = _broken_bound(value, info.data)
+            if broken:
+                raise ValueError(f"must be {broken}; got {value!r}; change the default or the bound")
         return value
 
     @property
