@@ -121,6 +121,19 @@ def test_user_folder_card_is_listed_and_shown(cli, shipped, tmp_path):
     assert "7 atoms" in run.stdout
 
 
+def test_validate_of_a_user_folder_checks_it_on_top_of_the_shipped_catalogue(cli, shipped, tmp_path):
+    """A folder without platforms/ is the user's own cards, not a whole catalogue: its cards may use
+    the shipped atoms, and a problem in it is still reported with its file."""
+    user = tmp_path / "mine"
+    _user_card(shipped, user)
+    run = cli("validate", str(user))
+    assert run.exit_code == 0, run.stderr
+    assert "7 atoms, 3 skeletons" in run.stdout
+    _copy(shipped, "atoms/AT-05-int8-quant.yaml", user / "AT-21-broken.yaml", ("id: AT-05", "id: AT-21\nbogus_key: 1"))
+    run = cli("validate", str(user))
+    assert run.exit_code == 2 and "AT-21-broken.yaml" in run.stderr and "bogus_key" in run.stderr, run.stderr
+
+
 def test_user_folder_from_the_environment(cli, shipped, tmp_path):
     user = tmp_path / "mine"
     _user_card(shipped, user)

@@ -133,14 +133,18 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
 @click.pass_context
 @handle_errors
 def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
-    """Validate the catalogue, a catalogue folder, or card files (in the context of the catalogue)."""
+    """Validate the catalogue, a catalogue folder, a folder of your own cards, or card files.
+
+    A folder with ``platforms/`` is a whole catalogue and replaces the shipped one; any other folder
+    (or file) is checked on top of the shipped catalogue, as ``--catalogue`` would add it."""
     folders = [Path(p) for p in paths if Path(p).is_dir()]
     files = [Path(p) for p in paths if Path(p).is_file()]
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         raise PatternGenError([Problem("bad-path", f"no such file or folder: {p}") for p in missing])
-    base = folders[0] if folders else None
-    extra = ctx.find_root().obj["catalogue_dirs"] + [str(f) for f in folders[1:]]
+    whole = [f for f in folders if (f / "platforms").is_dir()]
+    base = whole[0] if whole else None
+    extra = ctx.find_root().obj["catalogue_dirs"] + [str(f) for f in folders if f != base]
     cat = load_catalogue(extra, files=files, base=base)
     problems = check_catalogue(cat)
     if problems:
