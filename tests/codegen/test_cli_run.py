@@ -158,6 +158,19 @@ def test_explain_bad_name(cli, name):
     cli("explain", name).assert_bad_input("bad-name")
 
 
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("sk03-at10-gamma-rsqrt-qmxfp8-obf16-nobias-norstd-nk-u128-a2a3", "use --platform ascend950"),
+        ("sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3-eps0", "'eps' must be > 0"),
+    ],
+)
+def test_explain_refuses_a_name_new_would_refuse(cli, name, why):
+    run = cli("explain", name)
+    run.assert_bad_input("bad-name")
+    assert "refuses" in run.stderr and why in run.stderr, run.stderr
+
+
 def test_explain_every_generated_instance(cat, instance_dirs):
     from pattern_gen.naming import explain
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -194,6 +195,29 @@ def run_cmd(instance_dir: str, T: int | None, seed: int, profile: str | None, as
         sys.exit(1)
 
 
+def _check_buildable(cat: Any, name: str, decoded: dict[str, Any]) -> None:
+    """A name that decodes but names a combination ``new`` refuses (eps=0, mxfp8 on a2a3) is no
+    instance name: say why, as ``new`` would."""
+    params = dict(decoded["params"])
+    if "unroll" in decoded:
+        params["unroll"] = decoded["unroll"]
+    req = Request(
+        skeleton=decoded["skeleton"],
+        atoms=(decoded["atom"],),
+        params=params,
+        stage_params=decoded["stage_params"],
+        dims=decoded["dims"],
+        platform=decoded.get("platform"),
+        options={},
+        name=None,
+    )
+    try:
+        resolve(cat, req)
+    except PatternGenError as exc:
+        reasons = "; ".join(p.message for p in exc.problems)
+        raise PatternGenError(Problem("bad-name", f"{name!r} decodes, but pattern-gen new refuses that combination: {reasons}")) from None
+
+
 @main.command("explain")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True)
@@ -203,6 +227,7 @@ def explain_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     """Decode an instance name into its skeleton, atom, parameters, dims and stage settings."""
     cat = catalogue(ctx)
     decoded = explain_name(cat, name.strip().rstrip("/").split("/")[-1])
+    _check_buildable(cat, name, decoded)
     if as_json:
         click.echo(json.dumps(decoded, indent=2, default=str))
         return
