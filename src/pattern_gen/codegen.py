@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import jinja2
 
@@ -203,15 +204,18 @@ def _tolerance(t: TensorPlan) -> list[float]:
     return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio)]
 
 
-def _golden_source(plan: KernelPlan) -> tuple[str, str]:
+def _golden_source(plan: KernelPlan, golden_dirs: Sequence[Path] = ()) -> tuple[str, str]:
+    """The per-atom references and the skeleton's hand-written composition: a user's catalogue
+    keeps the composition of its own skeleton in ``golden/<SK>.py`` beside its cards."""
     base = templates_dir() / "golden"
-    composition = base / f"{plan.skeleton}.py"
-    if not composition.is_file():
+    places = [*golden_dirs, base]
+    composition = next((d / f"{plan.skeleton}.py" for d in places if (d / f"{plan.skeleton}.py").is_file()), None)
+    if composition is None:
         raise PatternGenError(
             Problem(
                 "instance",
-                f"no golden reference for {plan.skeleton}: write the hand-written composition {composition} "
-                "(goldens never re-read the card flow)",
+                f"no golden reference for {plan.skeleton}: write its hand-written composition as "
+                f"{places[0] / (plan.skeleton + '.py')} (see {base / 'SK-03.py'}; goldens never re-read the card flow)",
             )
         )
     return _strip_header((base / "atoms.py").read_text(encoding="utf-8")), _strip_header(composition.read_text(encoding="utf-8"))
@@ -227,11 +231,14 @@ def _strip_header(text: str) -> str:
     return "\n".join(body).strip() + "\n"
 
 
-def render_instance(plan: KernelPlan, version: str, card_files: Mapping[str, str]) -> dict[str, str]:
-    """``{relative path: content}`` of one instance folder (content without the hash header)."""
+def render_instance(
+    plan: KernelPlan, version: str, card_files: Mapping[str, str], golden_dirs: Sequence[Path] = ()
+) -> dict[str, str]:
+    """``{relative path: content}`` of one instance folder (content without the hash header);
+    ``golden_dirs`` are searched for the skeleton's golden composition before the package's."""
     env = _env()
     kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
-    atoms_src, composition_src = _golden_source(plan)
+    atoms_src, composition_src = _golden_source(plan, golden_dirs)
     params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
     tolerances = {t.name: _tolerance(t) for t in plan.outputs}
     golden = env.get_template("golden.py.j2").render(

@@ -248,3 +248,23 @@ def test_shipped_constraint_rule_keeps_its_brackets(cli):
     run = cli("show", "SK-03")
     assert run.exit_code == 0, run.stderr
     assert "List[int]" in "".join(run.stdout.split())  # the table may wrap the rule
+
+
+def test_user_skeleton_with_its_own_golden_composition(cli, shipped, tmp_path, monkeypatch):
+    """A skeleton of the user's folder takes its golden composition from golden/<SK>.py beside the
+    cards; without one, `new` says where to write it and writes nothing."""
+    from pattern_gen.resources import templates_dir
+
+    user = tmp_path / "mine"
+    _copy(shipped, "skeletons/SK-03-linear-projection.yaml", user / "SK-90-my-projection.yaml", ("id: SK-03", "id: SK-90"))
+    monkeypatch.chdir(tmp_path)
+    args = ("--catalogue", str(user), "new", "--skeleton", "SK-90", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128")
+    missing = cli(*args)
+    assert missing.exit_code == 2 and str(user / "golden" / "SK-90.py") in missing.stderr, missing.stderr
+    assert not (tmp_path / "kernels").exists()
+    (user / "golden").mkdir()
+    shutil.copy(templates_dir() / "golden" / "SK-03.py", user / "golden" / "SK-90.py")
+    run = cli(*args, "--run")
+    assert run.exit_code == 0, run.stderr
+    (folder,) = (tmp_path / "kernels").iterdir()
+    assert folder.name.startswith("sk90-at10-") and "T=1: pass" in run.stdout
