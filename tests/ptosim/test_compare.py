@@ -81,11 +81,12 @@ def test_failure_message_lists_count_ratio_and_the_worst_elements():
 
 def test_default_tolerances_by_dtype():
     assert tolerance_for(BF16) == (1e-4, 2**-7, 0.005)
-    # INT8 (quantised) outputs: every element within one step, none further (see AT-05)
-    assert tolerance_for(np.int8) == (1.0, 0.0, 0.0)
+    # INT8 outputs: exact by default; one step only where a card says so (atol 1)
+    assert tolerance_for(np.int8) == (0.0, 0.0, 0.0)
     a = np.array([1, 2, 3], np.int8)
-    assert compare(a + np.int8(1), a).passed
-    assert not compare(a + np.int8(2), a).passed
+    assert not compare(a + np.int8(1), a).passed
+    assert compare(a + np.int8(1), a, 1.0, 0.0, 0.0).passed
+    assert not compare(a + np.int8(2), a, 1.0, 0.0, 0.0).passed
     assert tolerance_for(np.int32) == (0.0, 0.0, 0.0)
 
 
