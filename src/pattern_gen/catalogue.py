@@ -8,6 +8,7 @@ the atoms it calls), and ``used_by`` (derived, never written in a card).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -157,6 +158,21 @@ def card_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.yaml") if p.name not in _SPECIAL_FILES)
 
 
+def misnamed_card_files(folder: Path) -> list[Problem]:
+    """``.yml`` files named like cards (``AT-21-….yml``) where cards are read: skipped silently they
+    would look like a lost card. Other ``.yml`` files (``mkdocs.yml``) are none of ours."""
+    places = [d for d in (folder / "atoms", folder / "skeletons") if d.is_dir()] or [folder]
+    return [
+        Problem("bad-path", f"card files end in .yaml; this one is not read: rename it to {p.with_suffix('.yaml').name}", str(p))
+        for d in places
+        for p in sorted(d.glob("*.yml"))
+        if _CARD_FILE.match(p.name)
+    ]
+
+
+_CARD_FILE = re.compile(r"[A-Z]+-\d+")
+
+
 _SPECIAL_FILES = {"constraints.yaml", "renames.yaml", "naming.yaml", "manifest.yaml"}
 
 
@@ -252,6 +268,7 @@ def load_catalogue(
                 problems.append(Problem("unknown-platform", f"platform profile: {exc}", str(p)))
     explicit = [Path(f).resolve() for f in files or ()]
     paths = [p for folder in dirs if folder.is_dir() for p in card_files(folder)]
+    problems += [q for folder in dirs if folder.is_dir() for q in misnamed_card_files(folder)]
     paths = [p for p in paths if p.resolve() not in explicit]
     key_renames = cat.renames.get("keys", {})
     for path in explicit:

@@ -268,3 +268,12 @@ def test_user_skeleton_with_its_own_golden_composition(cli, shipped, tmp_path, m
     assert run.exit_code == 0, run.stderr
     (folder,) = (tmp_path / "kernels").iterdir()
     assert folder.name.startswith("sk90-at10-") and "T=1: pass" in run.stdout
+
+
+def test_a_card_saved_as_yml_is_reported_not_skipped(cli, shipped, tmp_path):
+    user = tmp_path / "mine"
+    _copy(shipped, "atoms/AT-05-int8-quant.yaml", user / "AT-21-my-quant.yml", ("id: AT-05", "id: AT-21"))
+    (user / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")  # not a card: none of ours
+    run = cli("--catalogue", str(user), "validate")
+    assert run.exit_code == 2 and "AT-21-my-quant.yml" in run.stderr and "rename it to AT-21-my-quant.yaml" in run.stderr
+    assert "mkdocs.yml" not in run.stderr
