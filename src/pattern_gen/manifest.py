@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from .errors import PatternGenError, Problem
 from .loader import problems_from_validation
@@ -44,6 +44,14 @@ class Manifest(BaseModel):
 
     instances: list[ManifestEntry]
     refused: list[RefusedEntry] = Field(default_factory=list)
+    _located: Any = PrivateAttr(default=None)
+
+    def where(self, group: str, index: int) -> dict[str, Any]:
+        """``file``/``line``/``col`` of an entry, so a problem with it points into the manifest."""
+        if self._located is None:
+            return {}
+        line, col = self._located.where((group, index))
+        return {"file": self._located.file, "line": line, "col": col}
 
 
 def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -81,7 +89,9 @@ def load_manifest(path: Path) -> Manifest:
         raise PatternGenError(Problem("manifest", f"no manifest at {path}", str(path)))
     located = load_located_file(path)
     try:
-        return Manifest.model_validate(located.data)
+        manifest = Manifest.model_validate(located.data)
     except ValidationError as exc:
         problems = [Problem("manifest", p.message, p.file, p.line, p.col) for p in problems_from_validation(exc, located, "manifest")]
         raise PatternGenError(problems) from None
+    manifest._located = located
+    return manifest

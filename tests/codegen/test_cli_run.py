@@ -211,6 +211,17 @@ def test_generate_bad_manifest(cli, tmp_path):
     assert not (tmp_path / "gen").exists()
 
 
+def test_a_manifest_entry_new_would_refuse_points_at_its_line(cli, tmp_path):
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(
+        "instances:\n  - {skeleton: SK-03, atoms: AT-10, dims: {K: 256, N: 128}}\n  - {skeleton: SK-03, atoms: AT-10, params: {has_gama: true}}\n",
+        encoding="utf-8",
+    )
+    run = cli("generate", "--manifest", str(manifest), "--out", str(tmp_path / "gen"))
+    run.assert_bad_input("unknown-param")
+    assert f"{manifest}:3:" in run.stderr and not (tmp_path / "gen").exists()
+
+
 # --- the real command line --------------------------------------------------------------------------
 
 

@@ -70,11 +70,15 @@ def generate_cmd(
     if prune is None:  # another --out may hold the user's own `new` kernels: never delete those unasked
         prune = root.resolve() == default_generated().resolve()
     plans, problems = [], []
-    for entry in manifest.instances:
+    for i, entry in enumerate(manifest.instances):
         try:
             plans.append(resolve(cat, to_request(entry)))
         except PatternGenError as exc:
-            problems += [Problem(p.code, f"manifest instance {entry.skeleton} {entry.atoms} {entry.params}: {p.message}", p.file, p.line, p.col) for p in exc.problems]
+            what = f"manifest instance {entry.skeleton} {entry.atoms} {entry.params}"
+            at = manifest.where("instances", i)  # the entry's line, unless the problem is in a card
+            for p in exc.problems:
+                where = {"file": p.file, "line": p.line, "col": p.col} if p.file else at
+                problems.append(Problem(p.code, f"{what}: {p.message}", **where))
     names = [p.name for p in plans]
     dupes = sorted({n for n in names if names.count(n) > 1})
     problems += [Problem("manifest", f"two manifest entries make the same instance {n}; give one a 'name:'", str(path)) for n in dupes]
