@@ -74,7 +74,7 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
     out.print(Text.assemble((card.id, "bold"), " ", card.title, "  ", (f"({card.kind}; {', '.join(card.tags)})", "dim")))
     out.print(literal(card.summary.strip()))
     out.print(literal(f"flow: {' -> '.join(card.flow)}   upstream: {' -> '.join(card.upstream_flow)}"))
-    out.print(literal(f"file: {detail['file']}", "dim"))
+    out.print(literal(f"file: {detail['file']}", "dim"), soft_wrap=True)  # a path folded at 80 columns cannot be copied
     params = Table(title="Parameters", title_justify="left")
     for col in ("name", "type", "choices", "default", "from", "meaning"):
         params.add_column(col, overflow="fold")
