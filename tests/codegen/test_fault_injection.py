@@ -114,14 +114,23 @@ def dropped_tail(monkeypatch: pytest.MonkeyPatch) -> Fault:
     return fault
 
 
-def gamma_skipped(monkeypatch: pytest.MonkeyPatch) -> Fault:
-    fault = Fault()
-    original_mul, original_label = ptosim.mul, ptosim.set_semantic_label
+def _current_label(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A one-element list that always holds the kernel's current semantic label."""
+    original = ptosim.set_semantic_label
     label = [""]
 
     def set_semantic_label(name, *args, **kwargs):
         label[0] = name
-        return original_label(name, *args, **kwargs)
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(ptosim, "set_semantic_label", set_semantic_label)
+    return label
+
+
+def gamma_skipped(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    fault = Fault()
+    original_mul = ptosim.mul
+    label = _current_label(monkeypatch)
 
     def mul(input, other):
         if (
@@ -137,19 +146,14 @@ def gamma_skipped(monkeypatch: pytest.MonkeyPatch) -> Fault:
             return input
         return original_mul(input, other)
 
-    monkeypatch.setattr(ptosim, "set_semantic_label", set_semantic_label)
     monkeypatch.setattr(ptosim, "mul", mul)
     return fault
 
 
 def eps_dropped(monkeypatch: pytest.MonkeyPatch) -> Fault:
     fault = Fault()
-    original_add, original_label = ptosim.add, ptosim.set_semantic_label
-    label = [""]
-
-    def set_semantic_label(name, *args, **kwargs):
-        label[0] = name
-        return original_label(name, *args, **kwargs)
+    original_add = ptosim.add
+    label = _current_label(monkeypatch)
 
     def add(input, other):
         if "norm" in label[0] and isinstance(other, float) and 0.0 < other < 1e-3:
@@ -157,7 +161,6 @@ def eps_dropped(monkeypatch: pytest.MonkeyPatch) -> Fault:
             other = 0.0
         return original_add(input, other)
 
-    monkeypatch.setattr(ptosim, "set_semantic_label", set_semantic_label)
     monkeypatch.setattr(ptosim, "add", add)
     return fault
 
