@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from pattern_gen.cli import main
-from pattern_gen.resources import package_patterns_dir
+from pattern_gen.vocab.resources import package_patterns_dir
 
 _PROBLEM = re.compile(r"^error: (?P<text>.*) \[(?P<code>[a-z][a-z0-9-]*)\]$")
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pattern_gen import expr as expr_module
-from pattern_gen.expr import (
+from pattern_gen.vocab import expr as expr_module
+from pattern_gen.vocab.expr import (
     BinOp,
     ExprError,
     Name,

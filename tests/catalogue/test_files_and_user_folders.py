@@ -9,8 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
-from pattern_gen.catalogue import load_catalogue
-from pattern_gen.checks import check_catalogue
+from pattern_gen.catalogue.catalogue import load_catalogue
+from pattern_gen.catalogue.checks import check_catalogue
 
 AT10 = "atoms/AT-10-norm-linear.yaml"
 
@@ -253,7 +253,7 @@ def test_shipped_constraint_rule_keeps_its_brackets(cli):
 def test_user_skeleton_with_its_own_golden_composition(cli, shipped, tmp_path, monkeypatch):
     """A skeleton of the user's folder takes its golden composition from golden/<SK>.py beside the
     cards; without one, `new` says where to write it and writes nothing."""
-    from pattern_gen.resources import templates_dir
+    from pattern_gen.emit.render import GOLDEN
 
     user = tmp_path / "mine"
     _copy(shipped, "skeletons/SK-03-linear-projection.yaml", user / "SK-90-my-projection.yaml", ("id: SK-03", "id: SK-90"))
@@ -263,7 +263,7 @@ def test_user_skeleton_with_its_own_golden_composition(cli, shipped, tmp_path, m
     assert missing.exit_code == 2 and str(user / "golden" / "SK-90.py") in missing.stderr, missing.stderr
     assert not (tmp_path / "kernels").exists()
     (user / "golden").mkdir()
-    shutil.copy(templates_dir() / "golden" / "SK-03.py", user / "golden" / "SK-90.py")
+    shutil.copy(GOLDEN / "SK-03.py", user / "golden" / "SK-90.py")
     run = cli(*args, "--run")
     assert run.exit_code == 0, run.stderr
     (folder,) = (tmp_path / "kernels").iterdir()

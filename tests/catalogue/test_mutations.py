@@ -24,11 +24,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pattern_gen.catalogue import Catalogue, card_files, load_catalogue
-from pattern_gen.checks import check_catalogue
-from pattern_gen.describe import card_detail, pseudo_code
-from pattern_gen.errors import ERROR_CODES, PatternGenError
-from pattern_gen.resources import package_patterns_dir
+from pattern_gen.catalogue.catalogue import Catalogue, card_files, load_catalogue
+from pattern_gen.catalogue.checks import check_catalogue
+from pattern_gen.docs.describe import card_detail, pseudo_code
+from pattern_gen.vocab.errors import ERROR_CODES, PatternGenError
+from pattern_gen.vocab.resources import package_patterns_dir
 
 SHIPPED = package_patterns_dir()
 CARD_FILES = {p.stem.split("-")[0] + "-" + p.stem.split("-")[1]: p for p in card_files(SHIPPED)}

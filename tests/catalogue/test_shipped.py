@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from pattern_gen.catalogue import card_files, load_catalogue
-from pattern_gen.checks import check_catalogue
+from pattern_gen.catalogue.catalogue import card_files, load_catalogue
+from pattern_gen.catalogue.checks import check_catalogue
 
 ATOMS = ["AT-03", "AT-05", "AT-06", "AT-09", "AT-10", "AT-11"]
 SKELETONS = ["SK-03", "SK-04", "SK-05"]

@@ -25,13 +25,13 @@ from typing import Any, Callable
 import pytest
 from click.testing import CliRunner
 
-from pattern_gen.catalogue import Catalogue, load_catalogue
+from pattern_gen.catalogue.catalogue import Catalogue, load_catalogue
 from pattern_gen.cli import main
-from pattern_gen.errors import PatternGenError
-from pattern_gen.instances import write_instance
-from pattern_gen.plan import KernelPlan, Request
-from pattern_gen.resolver import resolve
-from pattern_gen.resources import repo_root
+from pattern_gen.vocab.errors import PatternGenError
+from pattern_gen.output.instances import write_instance
+from pattern_gen.plan.kernel_plan import KernelPlan, Request
+from pattern_gen.plan.resolver import resolve
+from pattern_gen.vocab.resources import repo_root
 
 _PROBLEM = re.compile(r"^error: (?P<text>.*) \[(?P<code>[a-z][a-z0-9-]*)\]$")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pattern_gen import writer
-from pattern_gen.resources import package_patterns_dir
+from pattern_gen.output import writer
+from pattern_gen.vocab.resources import package_patterns_dir
 
 
 def test_a_card_that_is_not_utf8_is_one_problem_with_its_position(cli, tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pattern_gen.instances import run_instance
+from pattern_gen.output.instances import run_instance
 
 
 @pytest.fixture(autouse=True)
@@ -172,7 +172,7 @@ def test_explain_refuses_a_name_new_would_refuse(cli, name, why):
 
 
 def test_explain_every_generated_instance(cat, instance_dirs):
-    from pattern_gen.naming import explain
+    from pattern_gen.plan.naming import explain
 
     for folder in instance_dirs:
         meta = json.loads((folder / "instance.json").read_text(encoding="utf-8"))

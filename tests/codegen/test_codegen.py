@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 import pattern_gen
-from pattern_gen.catalogue import load_catalogue
-from pattern_gen.errors import PatternGenError
-from pattern_gen.instances import render_plan, run_instance
-from pattern_gen.manifest import load_manifest, to_request
-from pattern_gen.resolver import resolve
-from pattern_gen.resources import package_patterns_dir
-from pattern_gen.writer import content_ok, finalize, write_files
+from pattern_gen.catalogue.catalogue import load_catalogue
+from pattern_gen.vocab.errors import PatternGenError
+from pattern_gen.output.instances import render_plan, run_instance
+from pattern_gen.plan.manifest import load_manifest, to_request
+from pattern_gen.plan.resolver import resolve
+from pattern_gen.vocab.resources import package_patterns_dir
+from pattern_gen.output.writer import content_ok, finalize, write_files
 
 SK03_SMALL = ["--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128"]
 SK03_SMALL_NAME = "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3-K256-N128"
@@ -47,10 +47,10 @@ def test_rendering_is_deterministic(cat, request_of, small):
 
 _RENDER_ALL = """
 import hashlib
-from pattern_gen.catalogue import load_catalogue
-from pattern_gen.instances import render_plan
-from pattern_gen.manifest import load_manifest, to_request
-from pattern_gen.resolver import resolve
+from pattern_gen.catalogue.catalogue import load_catalogue
+from pattern_gen.output.instances import render_plan
+from pattern_gen.plan.manifest import load_manifest, to_request
+from pattern_gen.plan.resolver import resolve
 cat = load_catalogue()
 digest = hashlib.sha256()
 for entry in load_manifest(cat.dirs[0] / "manifest.yaml").instances:
@@ -173,7 +173,7 @@ def _kernel_calls(kernel_py: str, function: str) -> tuple[list[str], list[str]]:
 def test_each_kernel_op_line_is_a_card_op(cat):
     """For every manifest instance: the kernel's op calls are exactly the plan's ops, in order (a cast
     to the dtype the value already has is a plain name, no call), and its labels are the plan's stage labels."""
-    from pattern_gen.codegen import kernel_function_name
+    from pattern_gen.emit.render import kernel_function_name
 
     manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
     for entry in manifest.instances:

@@ -32,8 +32,8 @@ import numpy as np
 import pytest
 
 import ptosim
-from pattern_gen.codegen import module_id
-from pattern_gen.instances import run_instance
+from pattern_gen.emit.render import module_id
+from pattern_gen.output.instances import run_instance
 from ptosim.cast import CastMode
 from ptosim.dtypes import DataType
 from ptosim.symbolic import concrete

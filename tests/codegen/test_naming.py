@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pattern_gen.errors import PatternGenError
-from pattern_gen.naming import explain, float_token, parse_float_token
-from pattern_gen.plan import Request
-from pattern_gen.resolver import resolve
+from pattern_gen.vocab.errors import PatternGenError
+from pattern_gen.plan.naming import explain, float_token, parse_float_token
+from pattern_gen.plan.kernel_plan import Request
+from pattern_gen.plan.resolver import resolve
 
 # Small dims per skeleton (valid multiples), so no tile ever fails to fit.
 _DIM_CHOICES = {
@@ -54,7 +54,7 @@ def test_names(resolve_req, skeleton, atoms, fields, name):
 
 
 def test_names_are_unique_over_the_manifest(cat):
-    from pattern_gen.manifest import load_manifest, to_request
+    from pattern_gen.plan.manifest import load_manifest, to_request
 
     manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
     names = [resolve(cat, to_request(e)).name for e in manifest.instances if e.name is None]

@@ -13,8 +13,8 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from pattern_gen.catalogue import load_catalogue
-from pattern_gen.describe import param_rows
+from pattern_gen.catalogue.catalogue import load_catalogue
+from pattern_gen.docs.describe import param_rows
 
 CAT = load_catalogue()
 CARDS = [c.id for c in CAT.sorted_cards()]

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..catalogue import Catalogue, load_catalogue
-from ..errors import PatternGenError, Problem
-from ..resources import repo_root
+from ..catalogue.catalogue import Catalogue, load_catalogue
+from ..vocab.errors import PatternGenError, Problem
+from ..vocab.resources import repo_root
 
 __all__ = ["out", "err", "handle_errors", "catalogue", "pairs", "default_generated", "literal", "add_literal_row"]
 

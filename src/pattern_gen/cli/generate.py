@@ -11,12 +11,12 @@ import click
 from rich.markup import escape
 from rich.progress import Progress
 
-from ..catalogue import Catalogue
-from ..errors import PatternGenError, Problem
-from ..instances import render_plan
-from ..manifest import Manifest, load_manifest, to_request
-from ..resolver import resolve
-from ..writer import check_writes, compare_tree, content_ok, write_files
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import PatternGenError, Problem
+from ..output.instances import render_plan
+from ..plan.manifest import Manifest, load_manifest, to_request
+from ..plan.resolver import resolve
+from ..output.writer import check_writes, compare_tree, content_ok, write_files
 from .app import main
 from .common import catalogue, default_generated, err, handle_errors, out
 

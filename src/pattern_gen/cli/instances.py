@@ -11,15 +11,15 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..codegen import test_values
-from ..errors import PatternGenError, Problem
-from ..instances import RunResult, render_plan, run_instance, write_instance
-from ..manifest import split_params
-from ..naming import explain as explain_name
-from ..options_plan import parse_option_arg
-from ..plan import KernelPlan, Request
-from ..resolver import resolve
-from ..text import plain, utilisation
+from ..emit.render import test_values
+from ..vocab.errors import PatternGenError, Problem
+from ..output.instances import RunResult, render_plan, run_instance, write_instance
+from ..plan.manifest import split_params
+from ..plan.naming import explain as explain_name
+from ..plan.options import parse_option_arg
+from ..plan.kernel_plan import KernelPlan, Request
+from ..plan.resolver import resolve
+from ..vocab.text import plain, utilisation
 from .app import main
 from .common import add_literal_row, catalogue, default_generated, err, handle_errors, literal, out, pairs
 

@@ -11,11 +11,11 @@ import click
 from rich.progress import Progress
 
 from ..docs import build_site, instance_estimate, render_pages, write_pages
-from ..errors import PatternGenError, Problem
-from ..manifest import load_manifest, to_request
-from ..resolver import resolve
-from ..resources import repo_root
-from ..svg import timeline_svg
+from ..vocab.errors import PatternGenError, Problem
+from ..plan.manifest import load_manifest, to_request
+from ..plan.resolver import resolve
+from ..vocab.resources import repo_root
+from ..docs.svg import timeline_svg
 from .app import main
 from .common import catalogue, default_generated, err, handle_errors, out
 

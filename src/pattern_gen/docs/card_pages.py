@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .. import model as m
-from ..catalogue import Catalogue
-from ..describe import card_detail, expansion_code, pseudo_code
+from ..cards import model as m
+from ..catalogue.catalogue import Catalogue
+from .describe import card_detail, expansion_code, pseudo_code
 from ..flow import Expansion, FlowError, Unavailable, expand_atom, expand_skeleton, skeleton_env
-from ..plan import KernelPlan
-from ..predicates import AllOf, AnyOf, Match, Not
-from ..svg import flow_svg
+from ..plan.kernel_plan import KernelPlan
+from ..vocab.predicates import AllOf, AnyOf, Match, Not
+from .svg import flow_svg
 from .markdown import card_link, fmt, table
 
 __all__ = ["card_page"]

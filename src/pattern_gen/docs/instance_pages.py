@@ -7,9 +7,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..instances import run_instance
-from ..plan import KernelPlan
-from ..text import utilisation
+from ..output.instances import run_instance
+from ..plan.kernel_plan import KernelPlan
+from ..vocab.text import utilisation
 from .markdown import card_link, esc, fmt, table
 
 __all__ = ["instance_estimate", "instance_page", "instances_index"]

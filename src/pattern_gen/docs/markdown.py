@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..text import plain
+from ..vocab.text import plain
 
 __all__ = ["esc", "fmt", "table", "card_link"]
 

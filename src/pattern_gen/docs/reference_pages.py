@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ..catalogue import Catalogue
-from ..errors import ERROR_CODES
-from ..resources import repo_root
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import ERROR_CODES
+from ..vocab.resources import repo_root
 from .markdown import fmt, table
 
 __all__ = ["index_page", "names_page", "constraints_page", "errors_page", "guide_page"]

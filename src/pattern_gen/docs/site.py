@@ -11,11 +11,11 @@ from typing import Any, Mapping
 import yaml
 
 from .. import __version__
-from ..catalogue import Catalogue
-from ..clidoc import cli_reference
-from ..errors import PatternGenError, Problem
-from ..plan import KernelPlan
-from ..writer import atomic_write
+from ..catalogue.catalogue import Catalogue
+from ..cli.clidoc import cli_reference
+from ..vocab.errors import PatternGenError, Problem
+from ..plan.kernel_plan import KernelPlan
+from ..output.writer import atomic_write
 from .card_pages import card_page
 from .instance_pages import instance_page, instances_index
 from .reference_pages import constraints_page, errors_page, guide_page, index_page, names_page

@@ -12,14 +12,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ptosim.platform import Profile
 
-from .. import model as m
-from ..errors import did_you_mean
-from ..expr import Expr, Name, parse, simplify, substitute
-from ..expr import render as render_expr
-from ..predicates import TRUE
+from ..cards import model as m
+from ..vocab.errors import did_you_mean
+from ..vocab.expr import Expr, Name, parse, simplify, substitute
+from ..vocab.expr import render as render_expr
+from ..vocab.predicates import TRUE
 from .frame import Frame, dims_equal, tensor_decl
-from .ops import OpTyper, Path
-from .types import CUBE_OPS, RESERVED, SCALAR_OPS, CStage, Expansion, FlowError, Refused, TType
+from .typer import OpTyper, Path
+from ..vocab.ops import SCALAR_OPS, op_spec
+from .types import RESERVED, CStage, Expansion, FlowError, Refused, TType
 
 __all__ = ["Expander", "expand_atom", "expand_skeleton", "skeleton_env"]
 
@@ -50,12 +51,12 @@ class Expander(OpTyper):
             self.call(frame, op, unit, path, stage)
             return
         kind = op.op
-        if unit == "C" and kind not in CUBE_OPS + SCALAR_OPS:
+        spec = op_spec(kind)
+        if unit == "C" and spec.unit == "V":
             raise self.fail(frame, path, "flow-mismatch", f"vector op {kind!r} in a C (Cube) stage")
-        if unit == "V" and kind in CUBE_OPS:
+        if unit == "V" and spec.unit == "C":
             raise self.fail(frame, path, "flow-mismatch", f"cube op {kind!r} in a V (Vector) stage")
-        handler = getattr(self, f"op_{kind}", None) or getattr(self, f"op_{m.OP_FAMILY[kind]}")
-        cop = handler(frame, op, path)
+        cop = getattr(self, f"op_{spec.rule}")(frame, op, path)
         cop.note = op.note
         stage.ops.append(cop)
 

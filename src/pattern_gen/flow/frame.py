@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .. import model as m
-from ..expr import Expr, ExprError, Num, evaluate, simplify
+from ..cards import model as m
+from ..vocab.expr import Expr, ExprError, Num, evaluate, simplify
 from .types import FlowError
 
 __all__ = ["Frame", "dims_equal", "tensor_decl"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import keyword
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..expr import Expr
-from ..expr import render as render_expr
+from ..emit.targets import TARGETS
+from ..vocab.expr import Expr
+from ..vocab.ops import CUBE_OPS, SCALAR_OPS
+from ..vocab.expr import render as render_expr
 
 __all__ = [
     "SCALAR_OPS",
@@ -25,24 +26,9 @@ __all__ = [
     "Expansion",
 ]
 
-#: ops that only move or name data: allowed on either unit, and no V/C work of their own
-SCALAR_OPS = ("view", "assemble", "reshape", "buffer")
-#: ops that run on the Cube unit
-CUBE_OPS = ("matmul", "scaled_mm")
 
-# Names a card may not define at the top level: they are kernel-level names in the emitted code.
-RESERVED = {"pypto", "np", "tile", "t_off", "T", "run", "kernel", "inputs", "outputs", "opts"} | set(keyword.kwlist) | {
-    "sum",
-    "abs",
-    "min",
-    "max",
-    "range",
-    "len",
-    "int",
-    "float",
-    "list",
-    "dict",
-}
+# Names a card may not define at the top level: kernel-level names of every target's emitted code.
+RESERVED = frozenset().union(*(target.all_reserved for target in TARGETS.values()))
 
 
 class FlowError(Exception):

@@ -1,0 +1,58 @@
+"""A card's performance table: option advice, cache policies and tile shapes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import Field, model_validator
+
+from ...vocab.fields import ALWAYS, Level, Role, Shape, Strict, When
+
+__all__ = ["OptionAdvice", "CachePolicyAdvice", "CubeTile", "TileAdvice", "Performance"]
+
+
+class OptionAdvice(Strict):
+    key: str
+    value: Any
+    level: Level
+    why: str
+    when: When = ALWAYS  #: parameter predicate for conditional advice
+    platforms: list[str] | None = None  #: only on these platforms (e.g. a regression elsewhere)
+
+
+class CachePolicyAdvice(Strict):
+    role: Role = "weight"
+    policy: Literal["NONE_CACHEABLE"] = "NONE_CACHEABLE"
+    level: Level
+    why: str
+    #: plan facts the advice needs, e.g. {reads_per_iteration: 1}
+    requires: dict[str, Any] = Field(default_factory=dict)
+
+
+class CubeTile(Strict):
+    m: tuple[int, int]
+    k: Union[tuple[int, int], tuple[int, int, int]]
+    n: tuple[int, int]
+
+
+class TileAdvice(Strict):
+    vec: Shape | None = None
+    cube: CubeTile | None = None
+    why: str = ""
+
+    @model_validator(mode="after")
+    def _one(self) -> "TileAdvice":
+        if (self.vec is None) == (self.cube is None):
+            raise ValueError("give exactly one of 'vec' or 'cube'")
+        return self
+
+
+class Performance(Strict):
+    runtime_options: list[OptionAdvice] = Field(default_factory=list)
+    pass_options: list[OptionAdvice] = Field(default_factory=list)
+    operation_options: list[OptionAdvice] = Field(default_factory=list)
+    cache_policy: list[CachePolicyAdvice] = Field(default_factory=list)
+    #: tile per stage label (after splicing: e.g. ``proj.matmul``); ``default_vec`` covers the rest
+    tiles: dict[str, TileAdvice] = Field(default_factory=dict)
+    evidence: str = ""
+    direction: str = ""

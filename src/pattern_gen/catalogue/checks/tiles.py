@@ -1,0 +1,63 @@
+"""Checks of a card's tile advice: a ``vec`` tile shape may only name dims its stage has.
+
+The resolver evaluates a tile shape with the plan's dim values; a name the stage does not have
+would fail there (or, worse, silently take a skeleton dim of the same name), so it is reported
+here, at the tile entry, with the names the card may use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...cards import model as m
+from ..catalogue import Catalogue
+from ...vocab.errors import Problem, did_you_mean
+from ...vocab.expr import ExprError, Name, names, parse
+
+__all__ = ["tile_problems", "tile_names"]
+
+
+def _input_dims(card: m.AtomCard) -> list[str]:
+    """The dims an atom's stages know: every bare name on an axis of an input (its shape or a
+    case's), which ``flow.expand`` binds to the caller's dim when the atom is called or spliced."""
+    found: dict[str, None] = {}
+    for decl in card.inputs.values():
+        for shape in [decl.shape] + [c.shape for c in decl.cases if c.shape is not None]:
+            for axis in shape:
+                try:
+                    node = parse(axis)
+                except ExprError:
+                    continue  # a malformed expression is a schema problem of its own
+                if isinstance(node, Name):
+                    found[node.name] = None
+    return list(found)
+
+
+def tile_names(card: Any) -> list[str]:
+    """The names a ``vec`` tile of ``card`` may use: a skeleton's dims, token axis and unroll
+    factor (the values a plan has), an atom's input dims."""
+    if card.kind == "skeleton":
+        return list(dict.fromkeys([*card.dims, card.token_axis, card.loop.factor]))
+    return _input_dims(card)
+
+
+def tile_problems(cat: Catalogue, card: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    valid = tile_names(card)
+    for stage, advice in card.performance.tiles.items():
+        for i, axis in enumerate(advice.vec or []):
+            try:
+                used = names(parse(axis))
+            except ExprError:
+                continue  # already a card-schema problem (``model.base._expr``)
+            for name in sorted(used - set(valid)):
+                entry = f" (in {axis!r})" if str(axis) != name else ""
+                problems.append(
+                    Problem(
+                        "bad-expression",
+                        f"tile {stage!r}: vec names unknown dim {name!r}{entry}; valid dims: {', '.join(valid) or 'none'}"
+                        + did_you_mean(name, valid),
+                        **cat.where(card.id, ("performance", "tiles", stage, "vec", i)),
+                    )
+                )
+    return problems

@@ -1,0 +1,272 @@
+"""Rendering: a KernelPlan -> the files of its instance folder (pure: no disk writes here).
+
+The kernel body is emitted op by op from the plan's typed stages; the templates only place
+already-rendered strings (STYLE: templates hold holes, not logic). The golden module inlines the
+hand-written per-atom references (``emit/golden/atoms.py``) and the skeleton's hand-written
+composition (``emit/golden/<SK>.py``) — never ptosim, never the card flow. What differs between
+targets (the import, the host wrapper, the test) lives in the target's folder (``emit/targets``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jinja2
+
+from ptosim.dtypes import dtype_from_name
+from ptosim.testing import tolerance_for as _np_tolerance
+
+from ..vocab.errors import PatternGenError, Problem
+from ..vocab.expr import render as render_expr
+from ..flow import COp, ScalarArg, Var
+from ..plan.kernel_plan import KernelPlan, StagePlan, TensorPlan
+from ..vocab.ops import op_spec
+from .targets import DEFAULT_TARGET, Target, get_target
+
+__all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
+
+
+_HERE = Path(__file__).resolve().parent
+#: the target-neutral templates (the kernel body, the op spellings, the golden module)
+TEMPLATES = _HERE / "templates"
+#: the hand-written per-atom references and skeleton compositions
+GOLDEN = _HERE / "golden"
+
+
+def _env(target: Target) -> jinja2.Environment:
+    """The target's templates first, then the shared ones."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(target.folder), str(TEMPLATES)]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def module_id(name: str) -> str:
+    """A Python identifier made from an instance name."""
+    return re.sub(r"\W", "_", name)
+
+
+def kernel_function_name(plan: KernelPlan) -> str:
+    return f"{plan.skeleton.replace('-', '').lower()}_{plan.atom.replace('-', '').lower()}_kernel"
+
+
+def _comment(text: Any) -> str:
+    """Card text for a ``#`` comment: one line."""
+    return " ".join(str(text).split())
+
+
+def _doc(text: Any) -> str:
+    """Card text for a docstring: one line, backslashes and triple quotes escaped."""
+    return _comment(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+
+
+def _shape(values: Any) -> str:
+    return "[" + ", ".join(render_expr(v) for v in values) + "]"
+
+
+def _scalar(arg: Any) -> str:
+    if isinstance(arg, Var):
+        return arg.name
+    if isinstance(arg, ScalarArg):
+        text = render_expr(arg.expr, float_div=True)
+        if arg.param:
+            return text
+        try:
+            float(text)
+        except ValueError:
+            return text
+        return repr(float(text)) if "." not in text and "e" not in text else text
+    return str(arg)
+
+
+def _op_context(op: COp) -> dict[str, Any]:
+    spec = op_spec(op.op)
+    ctx: dict[str, Any] = {
+        "kind": op.op,
+        "macro": spec.macro,
+        "out": op.out,
+        "args": [_scalar(a) for a in op.args],
+        "note": _comment(op.note),
+    }
+    for key in spec.attrs:
+        value = op.attrs[key]
+        ctx[key] = (_shape(value) if value is not None else "") if key in spec.shape_attrs else value
+    if op.op == "cast":
+        # A cast to the dtype the value already has (a card written for several input dtypes) is no op
+        # a PyPTO engineer would write: the kernel just names the value.
+        identity = op.is_identity_cast
+        ctx.update(mode="" if ctx["mode"] == "NONE" else ctx["mode"], identity=identity)
+        if identity:
+            ctx["note"] = "; ".join(filter(None, [f"already {ctx['to']}: no cast", ctx["note"]]))
+    return ctx
+
+
+def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]:
+    if stage.vec_tile is not None:
+        tile_call = f"pypto.set_vec_tile_shapes({', '.join(map(str, stage.vec_tile))})"
+    elif stage.cube_tile is not None:
+        c = stage.cube_tile
+        tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])})"
+    else:
+        tile_call = None
+    calls = "".join(f"; ops of {cid} {title} ({files.get(cid, cid)})" for cid, title in stage.stage.calls)
+    comment = _comment(f"{stage.title} ({files.get(stage.card, stage.card)}){calls}")
+    return {
+        "label": stage.label,
+        "unit": stage.unit,
+        "comment": comment,
+        "tile_call": tile_call,
+        "ops": [_op_context(op) for op in stage.stage.ops],
+    }
+
+
+def _py(value: Any) -> str:
+    """Python literal for an option value (dicts keep their int keys)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_py(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def _signature(plan: KernelPlan) -> list[str]:
+    out = []
+    for t in plan.inputs + plan.outputs:
+        dims = ["pypto.DYNAMIC" if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)]
+        out.append(f"{t.name}: pypto.Tensor[[{', '.join(dims)}], pypto.DT_{t.dtype}]")
+    return out
+
+
+def _output_shape(t: TensorPlan, token: str) -> str:
+    parts = [token if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def test_values(unroll: int) -> list[int]:
+    """T values of the golden test: a multiple of the factor, a tail (u+1), 3 and 1."""
+    return sorted({2 * unroll, unroll + 1, 3, 1}, reverse=True)
+
+
+def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str, Any]:
+    loop = plan.loop
+    token_input = next(t for t in plan.inputs if t.token_axis is not None)
+    return {
+        "name": plan.name,
+        "skeleton": plan.skeleton,
+        "skeleton_title": _doc(plan.skeleton_title),
+        "atom": plan.atom,
+        "platform": plan.platform,
+        "unroll": plan.unroll,
+        "cards": ", ".join(plan.cards_used),
+        "notes": [_doc(n) for n in plan.plan_notes],
+        "dims": list(plan.dims.items()),
+        "input_names": _py([t.name for t in plan.inputs]),
+        "output_names": _py([t.name for t in plan.outputs]),
+        "runtime_options": _py(plan.runtime_options),
+        "pass_options": _py(plan.pass_options),
+        "operation_options": ", ".join(f"{k}={v!r}" for k, v in plan.operation_options.items()),
+        "cache_lines": [f"{name}.set_cache_policy(pypto.CachePolicy.{policy}, True)" for name, policy in plan.cache_policy.items()],
+        "function": kernel_function_name(plan),
+        "signature": _signature(plan),
+        "prologue": [_stage_context(s, card_files) for s in plan.prologue],
+        "stages": [_stage_context(s, card_files) for s in plan.stages],
+        "token": "T",
+        "token_source": token_input.name,
+        "token_axis": token_input.token_axis,
+        "index": loop["index"],
+        "factor": loop["factor"],
+        "loop_name": loop["name"],
+        "submit": loop["submit_before_loop"],
+        "outputs": [{"name": t.name, "shape": _output_shape(t, "T"), "dtype": t.dtype} for t in plan.outputs],
+    }
+
+
+def tolerance_for(dtype: str) -> tuple[float, float, float]:
+    """(atol, rtol, max_error_ratio) of an output dtype — ptosim.testing's table, one source."""
+    return _np_tolerance(dtype_from_name(dtype).np_dtype)
+
+
+def _tolerance(t: TensorPlan) -> list[float]:
+    """(atol, rtol, ratio) of an output: the dtype's default, overridden where the card says so."""
+    atol, rtol, ratio = tolerance_for(t.dtype)
+    o = t.tolerance or {}
+    return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio)]
+
+
+def _golden_source(plan: KernelPlan, golden_dirs: Sequence[Path] = ()) -> tuple[str, str]:
+    """The per-atom references and the skeleton's hand-written composition: a user's catalogue
+    keeps the composition of its own skeleton in ``golden/<SK>.py`` beside its cards."""
+    base = GOLDEN
+    places = [*golden_dirs, base]
+    composition = next((d / f"{plan.skeleton}.py" for d in places if (d / f"{plan.skeleton}.py").is_file()), None)
+    if composition is None:
+        raise PatternGenError(
+            Problem(
+                "instance",
+                f"no golden reference for {plan.skeleton}: write its hand-written composition as "
+                f"{places[0] / (plan.skeleton + '.py')} (see {base / 'SK-03.py'}; goldens never re-read the card flow)",
+            )
+        )
+    return _strip_header((base / "atoms.py").read_text(encoding="utf-8")), _strip_header(composition.read_text(encoding="utf-8"))
+
+
+def _strip_header(text: str) -> str:
+    """Drop a reference file's module docstring and imports (the golden template has its own)."""
+    lines = text.splitlines()
+    i = 0
+    if lines and lines[0].startswith('"""'):
+        i = 1 if lines[0].count('"""') >= 2 else next(j for j in range(1, len(lines)) if '"""' in lines[j]) + 1
+    body = [line for line in lines[i:] if not line.startswith(("import ", "from "))]
+    return "\n".join(body).strip() + "\n"
+
+
+def render_instance(
+    plan: KernelPlan,
+    version: str,
+    card_files: Mapping[str, str],
+    golden_dirs: Sequence[Path] = (),
+    target: str = DEFAULT_TARGET,
+) -> dict[str, str]:
+    """``{relative path: content}`` of one instance folder for ``target`` (content without the hash
+    header); ``golden_dirs`` are searched for the skeleton's golden composition before the package's."""
+    env = _env(get_target(target))
+    kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
+    atoms_src, composition_src = _golden_source(plan, golden_dirs)
+    params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
+    tolerances = {t.name: _tolerance(t) for t in plan.outputs}
+    golden = env.get_template("golden.py.j2").render(
+        g={
+            "name": plan.name,
+            "skeleton": plan.skeleton,
+            "params": _py(params),
+            "stage_params": _py(plan.stage_params),
+            "dims": _py(plan.dims),
+            "atoms_source": atoms_src,
+            "composition_source": composition_src,
+        }
+    )
+    test = env.get_template("test.py.j2").render(
+        t={
+            "name": plan.name,
+            "module_id": module_id(plan.name),
+            "t_values": test_values(plan.unroll),
+            "tolerances": _py(tolerances),
+            "command": plan.request.command(),
+        }
+    )
+    data = plan.to_json(version)
+    data["tolerances"] = tolerances
+    data["test_T"] = test_values(plan.unroll)
+    return {
+        "kernel.py": kernel,
+        "golden.py": golden,
+        f"test_{module_id(plan.name)}.py": test,
+        "instance.json": json.dumps(data, indent=2, sort_keys=False) + "\n",
+    }

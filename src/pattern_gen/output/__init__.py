@@ -1,0 +1,1 @@
+"""Output: the atomic writer, ``generate`` as a library function, and running an instance."""

@@ -1,0 +1,97 @@
+"""The manifest (``patterns/manifest.yaml``): the instances CI generates, and the requests that
+must be refused. Entries use the CLI's vocabulary: ``atoms`` ("AT-10" or "AT-03,AT-09"),
+``params`` (``SLOT.param`` keys for fixed stages), ``dims``, ``platform``, ``options``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from ..vocab.errors import PatternGenError, Problem
+from ..cards.loader import problems_from_validation
+from .kernel_plan import Request
+from ..cards.yamlsrc import load_located_file
+
+__all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "split_params"]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skeleton: str
+    atoms: str | list[str]
+    params: dict[str, Any] = Field(default_factory=dict)
+    dims: dict[str, int] = Field(default_factory=dict)
+    platform: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = None
+    why: str = ""
+
+
+class ManifestEntry(_Entry):
+    pass
+
+
+class RefusedEntry(_Entry):
+    expect: str  #: the error code the refusal must carry
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instances: list[ManifestEntry]
+    refused: list[RefusedEntry] = Field(default_factory=list)
+    _located: Any = PrivateAttr(default=None)
+
+    def where(self, group: str, index: int) -> dict[str, Any]:
+        """``file``/``line``/``col`` of an entry, so a problem with it points into the manifest."""
+        if self._located is None:
+            return {}
+        line, col = self._located.where((group, index))
+        return {"file": self._located.file, "line": line, "col": col}
+
+
+def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Bare parameters (the slot) and ``STAGE.param`` ones (fixed stages)."""
+    bare: dict[str, Any] = {}
+    staged: dict[str, dict[str, Any]] = {}
+    for key, value in params.items():
+        if "." in key:
+            stage, _, name = key.partition(".")
+            staged.setdefault(stage, {})[name] = value
+        else:
+            bare[key] = value
+    return bare, staged
+
+
+def to_request(entry: _Entry) -> Request:
+    """The request an entry stands for (``atoms`` split at commas, ``STAGE.param`` keys to stages)."""
+    atoms = entry.atoms.split(",") if isinstance(entry.atoms, str) else list(entry.atoms)
+    bare, staged = split_params(entry.params)
+    return Request(
+        skeleton=entry.skeleton,
+        atoms=tuple(a.strip() for a in atoms),
+        params=bare,
+        stage_params=staged,
+        dims=dict(entry.dims),
+        platform=entry.platform,
+        options=dict(entry.options),
+        name=entry.name,
+    )
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and validate a manifest; PatternGenError with file:line:col for each problem."""
+    if not path.is_file():
+        raise PatternGenError(Problem("manifest", f"no manifest at {path}", str(path)))
+    located = load_located_file(path)
+    try:
+        manifest = Manifest.model_validate(located.data)
+    except ValidationError as exc:
+        problems = [Problem("manifest", p.message, p.file, p.line, p.col) for p in problems_from_validation(exc, located, "manifest")]
+        raise PatternGenError(problems) from None
+    manifest._located = located
+    return manifest

@@ -1,0 +1,179 @@
+"""Instance names: derived from a resolved plan, decoded by ``explain``.
+
+Format (SPEC §3.5): ``<skeleton>-<atom>-<axis tokens…>`` with every axis of ``naming.yaml`` in
+its order (defaults included), then suffix tokens for what differs from the defaults: ``eps``,
+dims (``K1024``) and fixed-stage settings (``kv_norm.nogamma``). Example:
+``sk04-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-kn-u8-a2a3``. Floats are written without
+``-`` (``1e-05`` -> ``1em05``) so ``-`` only ever separates tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from ..vocab.errors import PatternGenError, Problem, did_you_mean
+
+__all__ = ["instance_name", "explain", "card_token", "float_token", "parse_float_token"]
+
+
+def card_token(card_id: str) -> str:
+    return card_id.replace("-", "").lower()
+
+
+def _card_from_token(token: str) -> str | None:
+    m = re.fullmatch(r"(at|sk)(\d\d)", token)
+    return f"{m.group(1).upper()}-{m.group(2)}" if m else None
+
+
+def float_token(value: float) -> str:
+    """``1e-05`` -> ``1em05``, ``0.001`` -> ``0d001``: no ``-`` (token separator) and no ``.``
+    (stage-setting separator) in a name token."""
+    return repr(float(value)).replace("-", "m").replace("+", "p").replace(".", "d")
+
+
+def parse_float_token(text: str) -> float:
+    return float(text.replace("m", "-").replace("p", "+").replace("d", "."))
+
+
+def _axis_token(axis: Mapping[str, Any], value: Any) -> str:
+    if "tokens" in axis:
+        for key, token in axis["tokens"].items():
+            if key == value:
+                return str(token)
+        raise KeyError(value)
+    return f"{axis.get('prefix', '')}{value}"
+
+
+def _value_token(naming: Mapping[str, Any], param: str, value: Any) -> str:
+    """Token of a non-axis or fixed-stage parameter value."""
+    for axis in naming.get("axes", []):
+        if axis["param"] == param and "tokens" in axis:
+            return _axis_token(axis, value)
+    if isinstance(value, float):
+        return f"{param}{float_token(value)}"
+    if isinstance(value, bool):
+        return f"{param}{'1' if value else '0'}"
+    return f"{param}{value}"
+
+
+def instance_name(
+    naming: Mapping[str, Any],
+    skeleton: str,
+    atom: str,
+    params: Mapping[str, Any],
+    param_defaults: Mapping[str, Any],
+    unroll: int,
+    platform: str,
+    dims: Mapping[str, int],
+    dim_defaults: Mapping[str, int],
+    stage_params: Mapping[str, Mapping[str, Any]],
+) -> str:
+    values = {**params, "unroll": unroll, "platform": platform}
+    tokens = [card_token(skeleton), card_token(atom)]
+    axis_params = set()
+    for axis in naming.get("axes", []):
+        axis_params.add(axis["param"])
+        if axis["param"] in values:
+            tokens.append(_axis_token(axis, values[axis["param"]]))
+    for name in sorted(params):
+        if name not in axis_params and params[name] != param_defaults.get(name):
+            tokens.append(_value_token(naming, name, params[name]))
+    for dim in dims:
+        if dims[dim] != dim_defaults.get(dim):
+            tokens.append(f"{dim}{dims[dim]}")
+    for stage in sorted(stage_params):
+        for name in sorted(stage_params[stage]):
+            tokens.append(f"{stage}.{_value_token(naming, name, stage_params[stage][name])}")
+    return "-".join(tokens)
+
+
+def _decode_value(naming: Mapping[str, Any], token: str, specs: Mapping[str, Any]) -> tuple[str, Any] | None:
+    for axis in naming.get("axes", []):
+        if "tokens" in axis and axis["param"] in specs:
+            for value, tok in axis["tokens"].items():
+                if tok == token:
+                    return axis["param"], value
+    for name in sorted(specs, key=len, reverse=True):
+        if token.startswith(name) and token != name:
+            rest = token[len(name):]
+            spec = specs[name]
+            try:
+                if spec.type == "float":
+                    return name, parse_float_token(rest)
+                if spec.type == "int":
+                    return name, int(rest)
+                if spec.type == "bool":
+                    return (name, rest == "1") if rest in ("0", "1") else None
+                choices = [c for c in spec.choices or [] if str(c) == rest]
+                return (name, choices[0]) if choices else None
+            except ValueError:
+                return None
+    return None
+
+
+def explain(catalogue: Any, name: str) -> dict[str, Any]:
+    """Decode an instance name back into its choices (PatternGenError when it does not parse)."""
+    tokens = name.split("-")
+
+    def bad(message: str) -> PatternGenError:
+        return PatternGenError(Problem("bad-name", f"cannot decode {name!r}: {message}"))
+
+    if len(tokens) < 2:
+        raise bad("expected <skeleton>-<atom>-…")
+    skeleton_id, atom_id = _card_from_token(tokens[0]), _card_from_token(tokens[1])
+    if skeleton_id not in catalogue.cards or catalogue.cards[skeleton_id].kind != "skeleton":
+        raise bad(f"{tokens[0]!r} is not a skeleton of the catalogue")
+    if atom_id not in catalogue.cards or catalogue.cards[atom_id].kind != "atom":
+        raise bad(f"{tokens[1]!r} is not an atom of the catalogue")
+    skeleton = catalogue.cards[skeleton_id]
+    if atom_id not in [a.id for a in catalogue.slot_atoms(skeleton)]:
+        raise bad(f"{atom_id} cannot fill {skeleton_id}'s slot")
+    specs = catalogue.effective_params(atom_id)
+    naming = catalogue.naming
+    result: dict[str, Any] = {"skeleton": skeleton_id, "atom": atom_id, "params": {}, "dims": {}, "stage_params": {}}
+    platforms = set(catalogue.platforms)
+    seen: set[str] = set()
+
+    def once(key: str, token: str) -> None:
+        if key in seen:
+            raise bad(f"{token!r} sets {key} a second time")
+        seen.add(key)
+
+    for token in tokens[2:]:
+        if "." in token:
+            stage, _, rest = token.partition(".")
+            fixed = {i.as_: i.use for i in skeleton.stages if getattr(i, "use", None)}
+            if stage not in fixed:
+                raise bad(f"{stage!r} is not a fixed stage of {skeleton_id}" + did_you_mean(stage, fixed))
+            decoded = _decode_value(naming, rest, catalogue.effective_params(fixed[stage]))
+            if decoded is None:
+                raise bad(f"cannot read the stage setting {token!r}")
+            once(f"{stage}.{decoded[0]}", token)
+            result["stage_params"].setdefault(stage, {})[decoded[0]] = decoded[1]
+            continue
+        if token in platforms:
+            once("platform", token)
+            result["platform"] = token
+            continue
+        m = re.fullmatch(r"u(\d+)", token)
+        if m:
+            once("unroll", token)
+            if int(m.group(1)) not in skeleton.loop.candidates:
+                raise bad(f"unroll {m.group(1)} is not one of {skeleton_id}'s candidates {', '.join(map(str, skeleton.loop.candidates))}")
+            result["unroll"] = int(m.group(1))
+            continue
+        m = re.fullmatch(r"([A-Z][A-Z_]*)(\d+)", token)
+        if m and m.group(1) in skeleton.dims:
+            once(m.group(1), token)
+            value, spec = int(m.group(2)), skeleton.dims[m.group(1)]
+            if value <= 0 or value % spec.multiple_of:
+                raise bad(f"dim {m.group(1)}={value} must be a positive multiple of {spec.multiple_of}")
+            result["dims"][m.group(1)] = value
+            continue
+        decoded = _decode_value(naming, token, specs)
+        if decoded is None:
+            raise bad(f"unknown token {token!r}")
+        once(decoded[0], token)
+        result["params"][decoded[0]] = decoded[1]
+    return result
