@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pattern_gen.vocab.errors import ERROR_CODES, PatternGenError, Problem, closest, did_you_mean
+from pattern_gen.vocab.errors import (
+    ERROR_CODES,
+    PatternGenError,
+    Problem,
+    closest,
+    did_you_mean,
+)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 SECTION = re.compile(r"^## (?P<title>.+?) \{#(?P<code>[a-z0-9-]+)\}\s*$", re.MULTILINE)

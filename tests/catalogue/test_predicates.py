@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pattern_gen.vocab import predicates as predicates_module
-from pattern_gen.vocab.predicates import TRUE, AllOf, AnyOf, Match, Not, PredicateError, parse_predicate, same_value
+from pattern_gen.vocab.predicates import (
+    TRUE,
+    AllOf,
+    AnyOf,
+    Match,
+    Not,
+    PredicateError,
+    parse_predicate,
+    same_value,
+)
 
 ENV = {"has_gamma": True, "rsqrt_mode": "rsqrt", "quant_mode": "none", "out_dtype": "BF16", "has_bias": False, "unroll": 8}
 

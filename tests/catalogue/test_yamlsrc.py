@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pattern_gen.vocab.errors import PatternGenError
 from pattern_gen.cards.yamlsrc import load_located, locate
+from pattern_gen.vocab.errors import PatternGenError
 
 TEXT = """\
 id: AT-03

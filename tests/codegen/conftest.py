@@ -3,7 +3,7 @@
 - ``cat``: the shipped catalogue (loaded once).
 - ``resolve_req(skeleton, atoms, **request fields)`` -> KernelPlan; ``problems(skeleton, atoms, ...)``
   -> the ``[(code, message)]`` of the PatternGenError the request must raise.
-- ``cli(*args)``: ``pattern_gen.cli.main`` in-process (click's CliRunner) -> ``CliRun`` with exit code,
+- ``cli(*args)`` (tests/conftest.py): the CLI in-process -> ``CliRun`` with exit code,
   stdout, stderr and the problem lines (``error: message [code]``).
 - ``small``: small dims per skeleton (the manifest's), so kernels run in milliseconds.
 - ``instance_factory(skeleton, atoms, **request fields)`` -> the folder of an instance written into a
@@ -17,23 +17,17 @@ Tests run with ``--import-mode=importlib``: helpers live here as fixtures, never
 from __future__ import annotations
 
 import importlib
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from click.testing import CliRunner
 
 from pattern_gen.catalogue.catalogue import Catalogue, load_catalogue
-from pattern_gen.cli import main
-from pattern_gen.vocab.errors import PatternGenError
 from pattern_gen.output.instances import write_instance
 from pattern_gen.plan.kernel_plan import KernelPlan, Request
 from pattern_gen.plan.resolver import resolve
+from pattern_gen.vocab.errors import PatternGenError
 from pattern_gen.vocab.resources import repo_root
-
-_PROBLEM = re.compile(r"^error: (?P<text>.*) \[(?P<code>[a-z][a-z0-9-]*)\]$")
 
 SMALL = {
     "SK-03": {"K": 256, "N": 128},
@@ -99,44 +93,6 @@ def problems(cat: Catalogue) -> Callable[..., list[tuple[str, str]]]:
     return _problems
 
 
-@dataclass
-class CliRun:
-    exit_code: int
-    stdout: str
-    stderr: str
-    exception: BaseException | None
-    problems: list[tuple[str, str]] = field(default_factory=list)  #: (text, code) per "error:" line
-
-    def codes(self) -> list[str]:
-        return [code for _, code in self.problems]
-
-    def assert_bad_input(self, *codes: str) -> None:
-        """Exit 2, problem lines (with these codes), no traceback, no unexpected exception."""
-        assert self.exit_code == 2, f"exit {self.exit_code}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}\n{self.exception!r}"
-        assert self.exception is None, repr(self.exception)
-        assert "Traceback" not in self.stderr + self.stdout
-        assert self.problems, f"no 'error: … [code]' line in stderr:\n{self.stderr}"
-        for code in codes:
-            assert code in self.codes(), f"{code} not in {self.codes()}:\n{self.stderr}"
-
-    def assert_ok(self) -> None:
-        assert self.exit_code == 0, f"exit {self.exit_code}\nstdout:\n{self.stdout}\nstderr:\n{self.stderr}\n{self.exception!r}"
-
-
-def run_cli(*args: str) -> CliRun:
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
-    stderr = result.stderr
-    found = [(m["text"], m["code"]) for m in map(_PROBLEM.match, stderr.splitlines()) if m]
-    exc = result.exception
-    if isinstance(exc, SystemExit):
-        exc = None
-    return CliRun(result.exit_code, result.stdout, stderr, exc, found)
-
-
-@pytest.fixture
-def cli() -> Callable[..., CliRun]:
-    """``cli("new", "--skeleton", "SK-03", ...)`` -> CliRun."""
-    return run_cli
 
 
 @pytest.fixture(scope="session")

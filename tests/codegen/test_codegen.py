@@ -17,12 +17,12 @@ import pytest
 
 import pattern_gen
 from pattern_gen.catalogue.catalogue import load_catalogue
-from pattern_gen.vocab.errors import PatternGenError
 from pattern_gen.output.instances import render_plan, run_instance
+from pattern_gen.output.writer import content_ok, finalize, write_files
 from pattern_gen.plan.manifest import load_manifest, to_request
 from pattern_gen.plan.resolver import resolve
+from pattern_gen.vocab.errors import PatternGenError
 from pattern_gen.vocab.resources import package_patterns_dir
-from pattern_gen.output.writer import content_ok, finalize, write_files
 
 SK03_SMALL = ["--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128"]
 SK03_SMALL_NAME = "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3-K256-N128"
@@ -260,7 +260,7 @@ def test_new_writes_four_files_then_reports_them_unchanged(cli, tmp_path, monkey
 
 def test_writes_are_atomic(tmp_path, monkeypatch):
     """A failing rename leaves the old file whole and no temporary file behind, and is one problem."""
-    import pattern_gen.writer as writer
+    from pattern_gen.output import writer
 
     folder = tmp_path / "inst"
     old = finalize("kernel.py", "x = 1\n", "b")

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pattern_gen.vocab.errors import PatternGenError
-from pattern_gen.plan.naming import explain, float_token, parse_float_token
 from pattern_gen.plan.kernel_plan import Request
+from pattern_gen.plan.naming import explain, float_token, parse_float_token
 from pattern_gen.plan.resolver import resolve
+from pattern_gen.vocab.errors import PatternGenError
 
 # Small dims per skeleton (valid multiples), so no tile ever fails to fit.
 _DIM_CHOICES = {

@@ -386,9 +386,9 @@ def test_atom_problems_come_with_the_others(problems):
 
 def test_manifest_refusals_hold(cat, request_of):
     """Every `refused:` entry of the manifest is refused with its expected code."""
-    from pattern_gen.vocab.errors import PatternGenError
     from pattern_gen.plan.manifest import load_manifest, to_request
     from pattern_gen.plan.resolver import resolve
+    from pattern_gen.vocab.errors import PatternGenError
 
     manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
     assert len(manifest.refused) >= 8

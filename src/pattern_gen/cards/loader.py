@@ -15,8 +15,8 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from . import model as m
 from ..vocab.errors import PatternGenError, Problem, closest, did_you_mean
+from . import model as m
 from .yamlsrc import Located, load_located_file
 
 __all__ = ["load_card", "card_adapter", "problems_from_validation", "LoadedCard"]

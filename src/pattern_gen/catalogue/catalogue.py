@@ -15,14 +15,15 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
+from ptosim.errors import PlatformError
 from ptosim.platform import Profile, load_platform
 
 from ..cards import model as m
-from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..flow import FlowError
 from ..cards.loader import LoadedCard, load_card, problems_from_validation
-from ..vocab.resources import package_patterns_dir, user_catalogue_dirs
 from ..cards.yamlsrc import Located, load_located_file
+from ..flow import FlowError
+from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.resources import package_patterns_dir, user_catalogue_dirs
 
 __all__ = ["Catalogue", "load_catalogue", "card_files"]
 
@@ -225,6 +226,16 @@ def _distinct_dirs(folders: Iterable[Path]) -> list[Path]:
     return out
 
 
+def _profile_problems(exc: PlatformError, path: Path, located: Located) -> list[Problem]:
+    """A profile's validation problems (``PlatformError.problems``: key path, message) at their lines."""
+    items = getattr(exc, "problems", None) or [(getattr(exc, "path", ()) or (), str(exc))]
+    out = []
+    for key_path, message in items:
+        line, col = located.where(tuple(key_path)) if key_path else (None, None)
+        out.append(Problem("bad-profile", f"platform profile: {message}", str(path), line, col))
+    return out
+
+
 def load_catalogue(
     extra_dirs: Iterable[str | Path] = (),
     *,
@@ -260,12 +271,13 @@ def load_catalogue(
             _load_constraints(folder / "constraints.yaml", cat, problems)
         plat_dir = folder / "platforms"
         for p in sorted(plat_dir.glob("*.yaml")) if plat_dir.is_dir() else []:
-            if _read_yaml(p, problems)[1] is None:
+            located = _read_yaml(p, problems)[1]
+            if located is None:
                 continue  # YAML errors reported with their line
             try:
                 cat.platforms[p.stem] = load_platform(str(p))
-            except Exception as exc:  # PlatformError or YAML error: report, keep going
-                problems.append(Problem("unknown-platform", f"platform profile: {exc}", str(p)))
+            except PlatformError as exc:  # every problem of the profile, at its line
+                problems += _profile_problems(exc, p, located)
     explicit = [Path(f).resolve() for f in files or ()]
     paths = [p for folder in dirs if folder.is_dir() for p in card_files(folder)]
     problems += [q for folder in dirs if folder.is_dir() for q in misnamed_card_files(folder)]

@@ -9,11 +9,11 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from ..cards.loader import card_adapter
 from ..catalogue.catalogue import load_catalogue
 from ..catalogue.checks import check_catalogue
 from ..docs.describe import card_detail, card_summary, pseudo_code
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..cards.loader import card_adapter
 from ..vocab.text import plain
 from .app import main
 from .common import add_literal_row, catalogue, handle_errors, literal, out

@@ -12,16 +12,25 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..emit.render import test_values
-from ..vocab.errors import PatternGenError, Problem
 from ..output.instances import RunResult, render_plan, run_instance, write_instance
+from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.manifest import split_params
 from ..plan.naming import explain as explain_name
 from ..plan.options import parse_option_arg
-from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
+from ..vocab.errors import PatternGenError, Problem
 from ..vocab.text import plain, utilisation
 from .app import main
-from .common import add_literal_row, catalogue, default_generated, err, handle_errors, literal, out, pairs
+from .common import (
+    add_literal_row,
+    catalogue,
+    default_generated,
+    err,
+    handle_errors,
+    literal,
+    out,
+    pairs,
+)
 
 __all__ = ["new_cmd", "run_cmd", "explain_cmd"]
 

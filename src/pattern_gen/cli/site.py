@@ -10,13 +10,16 @@ from pathlib import Path
 import click
 from rich.progress import Progress
 
-from ..docs import build_site, instance_estimate, render_pages, write_pages
-from ..vocab.errors import PatternGenError, Problem
+from ..docs import build_site, instance_estimate, render_pages
+from ..docs.svg import timeline_svg
+from ..output.writer import sync_folder
 from ..plan.manifest import load_manifest, to_request
 from ..plan.resolver import resolve
+from ..vocab.errors import PatternGenError, Problem
 from ..vocab.resources import repo_root
-from ..docs.svg import timeline_svg
 from .app import main
+from .app import main as cli_group
+from .clidoc import cli_reference
 from .common import catalogue, default_generated, err, handle_errors, out
 
 __all__ = ["docs_group", "docs_build_cmd", "docs_serve_cmd"]
@@ -54,9 +57,9 @@ def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
             if events:
                 timelines[plan.name] = timeline_svg(events, lanes, title=f"{plan.name} — T={estimate['T'] if estimate else '?'}")
             progress.advance(task)
-    pages = render_pages(cat, plans, generated, estimates, timelines)
+    pages = render_pages(cat, plans, generated, estimates, timelines, cli_reference(cli_group))
     docs_dir = generated / "docs"
-    written, unchanged, removed = write_pages(docs_dir, pages)
+    written, unchanged, removed = sync_folder(docs_dir, pages)
     out.print(f"docs sources: {written} written, {unchanged} unchanged, {removed} removed -> {docs_dir}")
     site = Path(out_dir) if out_dir else (repo_root() or Path.cwd()) / "build" / "site"
     build_site(docs_dir, site.resolve())

@@ -6,14 +6,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ptosim.machine import DEFAULT_PLATFORM
+
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
-from .describe import card_detail, expansion_code, pseudo_code
-from ..flow import Expansion, FlowError, Unavailable, expand_atom, expand_skeleton, skeleton_env
+from ..flow import (
+    Expansion,
+    FlowError,
+    Unavailable,
+    expand_atom,
+    expand_skeleton,
+    skeleton_env,
+)
 from ..plan.kernel_plan import KernelPlan
 from ..vocab.predicates import AllOf, AnyOf, Match, Not
-from .svg import flow_svg
+from .describe import card_detail, expansion_code, pseudo_code
 from .markdown import card_link, fmt, table
+from .svg import flow_svg
 
 __all__ = ["card_page"]
 
@@ -49,7 +58,7 @@ def _skeleton_expansion(cat: Catalogue, card: m.SkeletonCard) -> Expansion:
     slot = next(iter(card.slots.values()))
     atom = cat.cards[slot.default]
     params = cat.slot_param_defaults(card, atom.id)
-    profile = cat.platforms.get("a2a3") or next(iter(cat.platforms.values()))
+    profile = cat.platforms.get(DEFAULT_PLATFORM) or next(iter(cat.platforms.values()))
     env = skeleton_env(atom, params, profile.name, card.loop.candidates[0])
     return expand_skeleton(cat, card, env, atom, params, {}, profile)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
-from ..vocab.expr import render as render_expr
 from ..flow import COp, Expansion, FlowError, ScalarArg, Unavailable, Var, expand_atom
+from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
 from ..vocab.predicates import TRUE
 

@@ -19,10 +19,10 @@ import jinja2
 from ptosim.dtypes import dtype_from_name
 from ptosim.testing import tolerance_for as _np_tolerance
 
-from ..vocab.errors import PatternGenError, Problem
-from ..vocab.expr import render as render_expr
 from ..flow import COp, ScalarArg, Var
 from ..plan.kernel_plan import KernelPlan, StagePlan, TensorPlan
+from ..vocab.errors import PatternGenError, Problem
+from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
 from .targets import DEFAULT_TARGET, Target, get_target
 

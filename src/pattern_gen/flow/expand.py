@@ -16,10 +16,10 @@ from ..cards import model as m
 from ..vocab.errors import did_you_mean
 from ..vocab.expr import Expr, Name, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
+from ..vocab.ops import SCALAR_OPS, op_spec
 from ..vocab.predicates import TRUE
 from .frame import Frame, dims_equal, tensor_decl
 from .typer import OpTyper, Path
-from ..vocab.ops import SCALAR_OPS, op_spec
 from .types import RESERVED, CStage, Expansion, FlowError, Refused, TType
 
 __all__ = ["Expander", "expand_atom", "expand_skeleton", "skeleton_env"]
@@ -267,7 +267,7 @@ def _declare_io(ex: Expander, frame: Frame, card: Any, env: Mapping[str, Any], d
             ex.check_dtype(str(dtype))
             ttype = TType(str(dtype), tuple(simplify(substitute(parse(s), dims)) for s in shape))
             if name in RESERVED:
-                raise FlowError("undefined-name", f"{name!r} is reserved in the emitted kernel; rename it", card.id, (group, name))
+                raise FlowError("reserved-name", f"{name!r} is reserved in the emitted kernel; rename it", card.id, (group, name))
             ex.exp.types[name] = ttype
             target[name] = ttype
             ex.exp.roles[name] = decl.role

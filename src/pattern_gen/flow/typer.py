@@ -15,11 +15,21 @@ from ptosim.dtypes import dtype_from_name
 from ptosim.platform import Profile
 
 from ..cards import model as m
-from ..vocab.errors import did_you_mean
+from ..vocab.errors import ErrorCode, did_you_mean
 from ..vocab.expr import Expr, ExprError, Num, evaluate, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
 from .frame import Frame, dims_equal
-from .types import RESERVED, Arg, COp, Expansion, FlowError, ScalarArg, TType, Unavailable, Var
+from .types import (
+    RESERVED,
+    Arg,
+    COp,
+    Expansion,
+    FlowError,
+    ScalarArg,
+    TType,
+    Unavailable,
+    Var,
+)
 
 __all__ = ["OpTyper"]
 
@@ -37,7 +47,7 @@ class OpTyper:
         self._dtypes = {d.short for d in profile.dtypes} if profile is not None else None
 
     # -- errors --------------------------------------------------------------------------------
-    def fail(self, frame: Frame, path: Path, code: str, message: str) -> FlowError:
+    def fail(self, frame: Frame, path: Path, code: ErrorCode, message: str) -> FlowError:
         return FlowError(code, message, frame.card.id, path)
 
     def illegal(self, frame: Frame, path: Path, message: str) -> FlowError:
@@ -61,7 +71,7 @@ class OpTyper:
             )
         name = frame.global_name(local)
         if not frame.prefix and name in RESERVED:
-            raise self.fail(frame, path, "undefined-name", f"{name!r} is reserved in the emitted kernel; rename it")
+            raise self.fail(frame, path, "reserved-name", f"{name!r} is reserved in the emitted kernel; rename it")
         self.exp.types[name] = ttype
         return name
 
@@ -119,7 +129,7 @@ class OpTyper:
     def op_binary(self, frame: Frame, op: m.BinaryOp, path: Path) -> COp:
         a, at = self.operand(frame, op.in_[0], path + ("in", 0))
         if at is None:
-            raise self.fail(frame, path, "dtype-illegal", f"{op.op}: the first operand must be a tensor (rule F1)")
+            raise self.fail(frame, path, "shape-mismatch", f"{op.op}: the first operand must be a tensor (rule F1)")
         b, bt = self.operand(frame, op.in_[1], path + ("in", 1))
         self.check_op_dtype(frame, path, op.op, at.dtype)
         shape = at.shape
@@ -128,7 +138,7 @@ class OpTyper:
                 raise self.illegal(frame, path, f"{op.op} of {at.dtype} and {bt.dtype}; cast one operand first")
             if bt.rank != at.rank:
                 raise self.fail(
-                    frame, path, "dtype-illegal", f"{op.op} of rank {at.rank} and rank {bt.rank}; reshape first (C-API-06)"
+                    frame, path, "rank-mismatch", f"{op.op} of rank {at.rank} and rank {bt.rank}; reshape first (C-API-06)"
                 )
             out = []
             for x, y in zip(at.shape, bt.shape):
@@ -138,7 +148,7 @@ class OpTyper:
                     out.append(x)
                 else:
                     raise self.fail(
-                        frame, path, "dtype-illegal", f"{op.op}: shapes {at.shape_text()} and {bt.shape_text()} do not broadcast"
+                        frame, path, "shape-mismatch", f"{op.op}: shapes {at.shape_text()} and {bt.shape_text()} do not broadcast"
                     )
             shape = tuple(out)
         out_t = TType(at.dtype, shape)
@@ -155,7 +165,7 @@ class OpTyper:
         src_name, src = self.var(frame, op.in_, path + ("in",))
         self.check_op_dtype(frame, path, op.op, src.dtype)
         if not -src.rank <= op.dim < src.rank:
-            raise self.fail(frame, path, "dtype-illegal", f"{op.op}: dim {op.dim} out of range for rank {src.rank}")
+            raise self.fail(frame, path, "rank-mismatch", f"{op.op}: dim {op.dim} out of range for rank {src.rank}")
         axis = op.dim % src.rank
         shape = list(src.shape)
         if op.keepdim:
@@ -176,14 +186,14 @@ class OpTyper:
 
     def _mm_shape(self, frame: Frame, path: Path, at: TType, bt: TType, a_trans: bool, b_trans: bool, op: str) -> tuple[Expr, ...]:
         if at.rank != bt.rank or at.rank < 2:
-            raise self.fail(frame, path, "dtype-illegal", f"{op}: operands of rank {at.rank} and {bt.rank}")
+            raise self.fail(frame, path, "rank-mismatch", f"{op}: operands of rank {at.rank} and {bt.rank}")
         mm, ka = (at.shape[-1], at.shape[-2]) if a_trans else (at.shape[-2], at.shape[-1])
         kb, nn = (bt.shape[-1], bt.shape[-2]) if b_trans else (bt.shape[-2], bt.shape[-1])
         if dims_equal(ka, kb, self.dim_values) is False:
             raise self.fail(
                 frame,
                 path,
-                "dtype-illegal",
+                "shape-mismatch",
                 f"{op}: inner dims differ ({render_expr(ka)} vs {render_expr(kb)}); check b_trans / weight_layout",
             )
         return at.shape[:-2] + (mm, nn)
@@ -228,7 +238,7 @@ class OpTyper:
         shape = self.shape(frame, op.shape)
         offsets = self.shape(frame, op.offsets)
         if len(shape) != src.rank or len(offsets) != src.rank:
-            raise self.fail(frame, path, "dtype-illegal", f"view of rank-{src.rank} {op.in_!r} needs rank-{src.rank} shape and offsets (C-DATA-02)")
+            raise self.fail(frame, path, "rank-mismatch", f"view of rank-{src.rank} {op.in_!r} needs rank-{src.rank} shape and offsets (C-DATA-02)")
         valid = self.shape(frame, op.valid_shape) if op.valid_shape is not None else None
         out_t = TType(src.dtype, shape)
         name = self.define(frame, op.out, out_t, path)
@@ -240,7 +250,7 @@ class OpTyper:
         dst_name, dst = self.var(frame, op.into, path + ("into",))
         offsets = self.shape(frame, op.offsets)
         if src.rank != dst.rank or len(offsets) != dst.rank:
-            raise self.fail(frame, path, "dtype-illegal", f"assemble of rank {src.rank} into rank {dst.rank} (C-DATA-02)")
+            raise self.fail(frame, path, "rank-mismatch", f"assemble of rank {src.rank} into rank {dst.rank} (C-DATA-02)")
         if src.dtype != dst.dtype:
             raise self.fail(frame, path, "dtype-illegal", f"assemble of {src.dtype} into {dst.dtype} {op.into!r}; cast first")
         self.exp.written.add(dst_name)
@@ -256,7 +266,7 @@ class OpTyper:
             except ExprError:
                 before = after = None
             if before != after:
-                raise self.fail(frame, path, "dtype-illegal", f"reshape of {src.shape_text()} ({before} elements) to {after} elements")
+                raise self.fail(frame, path, "reshape-size", f"reshape of {src.shape_text()} ({before} elements) to {after} elements")
         out_t = TType(src.dtype, shape)
         name = self.define(frame, op.out, out_t, path)
         return self._cop(frame, "reshape", name, [Var(src_name)], {"shape": list(shape), "inplace": op.inplace}, out_t, [src], path)

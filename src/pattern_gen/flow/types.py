@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..emit.targets import TARGETS
+from ..vocab.errors import ErrorCode
 from ..vocab.expr import Expr
-from ..vocab.ops import CUBE_OPS, SCALAR_OPS
 from ..vocab.expr import render as render_expr
+from ..vocab.ops import CUBE_OPS, SCALAR_OPS
 
 __all__ = [
     "SCALAR_OPS",
@@ -34,7 +35,7 @@ RESERVED = frozenset().union(*(target.all_reserved for target in TARGETS.values(
 class FlowError(Exception):
     """A problem in a card flow, with the card and the YAML path of the offending node."""
 
-    def __init__(self, code: str, message: str, card: str, path: tuple[Any, ...]) -> None:
+    def __init__(self, code: ErrorCode, message: str, card: str, path: tuple[Any, ...]) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

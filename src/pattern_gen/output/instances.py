@@ -23,9 +23,9 @@ from ptosim.testing import compare, compare_rows
 from .. import __version__
 from ..catalogue.catalogue import Catalogue
 from ..emit.render import module_id, render_instance
-from ..vocab.errors import PatternGenError, Problem
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
+from ..vocab.errors import PatternGenError, Problem
 from .writer import WriteReport, finalize, write_files
 
 __all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "RunResult", "load_instance_module"]

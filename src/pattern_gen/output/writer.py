@@ -208,3 +208,22 @@ def compare_tree(root: Path, expected: Mapping[str, Mapping[str, str]], *, owned
                 continue
             drift.stale.append(entry.name + ("/" if entry.is_dir() else ""))
     return drift
+
+
+def sync_folder(folder: Path, files: Mapping[str, str]) -> tuple[int, int, int]:
+    """Make ``folder`` hold exactly ``files`` (a folder pattern-gen owns whole, e.g. the docs
+    sources): write changed files atomically, remove the others; (written, unchanged, removed)."""
+    written = unchanged = removed = 0
+    for rel, text in sorted(files.items()):
+        path = folder / rel
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            unchanged += 1
+            continue
+        atomic_write(path, text)
+        written += 1
+    if folder.is_dir():
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.relative_to(folder).as_posix() not in files:
+                path.unlink()
+                removed += 1
+    return written, unchanged, removed

@@ -7,10 +7,12 @@ renderer and written as ``instance.json``. Its name is derived from it (``naming
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Mapping
 
 from ..flow import CStage
 from ..vocab.text import yaml_word
+from .naming import instance_name
 
 __all__ = ["Request", "TensorPlan", "StagePlan", "KernelPlan"]
 
@@ -60,7 +62,7 @@ class TensorPlan:
     tolerance: dict[str, Any] | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class StagePlan:
     label: str
     unit: str
@@ -92,9 +94,10 @@ class StagePlan:
         return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class KernelPlan:
-    name: str
+    #: the catalogue's naming table (``naming.yaml``): the name is derived from it and the plan
+    naming: Mapping[str, Any] = field(repr=False, compare=False)
     skeleton: str
     skeleton_title: str
     atoms_requested: list[str]
@@ -122,6 +125,14 @@ class KernelPlan:
     request: Request
     example_T: int
     option_levels: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def name(self) -> str:
+        """The instance name: the request's ``--name``, else derived from the plan (``naming``)."""
+        return self.request.name or instance_name(
+            self.naming, self.skeleton, self.atom, self.params, self.param_defaults, self.unroll,
+            self.platform, self.dims, self.dim_defaults, self.stage_params,
+        )
 
     @property
     def all_stages(self) -> list[StagePlan]:

@@ -10,10 +10,10 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from ..vocab.errors import PatternGenError, Problem
 from ..cards.loader import problems_from_validation
-from .kernel_plan import Request
 from ..cards.yamlsrc import load_located_file
+from ..vocab.errors import PatternGenError, Problem
+from .kernel_plan import Request
 
 __all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "split_params"]
 
@@ -52,6 +52,11 @@ class Manifest(BaseModel):
             return {}
         line, col = self._located.where((group, index))
         return {"file": self._located.file, "line": line, "col": col}
+
+    @property
+    def path(self) -> str:
+        """The manifest file this was read from ("" when built in memory)."""
+        return str(self._located.file) if self._located is not None else ""
 
 
 def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:

@@ -14,11 +14,16 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from ptosim.errors import OptionError
-from ptosim.options import PASS_KEYS, RUNTIME_KEYS, validate_pass_options, validate_runtime_options
+from ptosim.options import (
+    PASS_KEYS,
+    RUNTIME_KEYS,
+    validate_pass_options,
+    validate_runtime_options,
+)
 
 from ..cards import model as m
-from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..flow import CUBE_OPS, CStage, Var
+from ..vocab.errors import PatternGenError, Problem, did_you_mean
 
 __all__ = ["OptionPlan", "plan_options", "parse_option_arg", "OPERATION_KEYS"]
 

@@ -16,9 +16,9 @@ from typing import Any, Mapping, Sequence
 from ptosim.dtypes import DataType, dtype_from_name
 from ptosim.platform import OpKind, Profile, cube_capacity, vec_footprint
 
+from ..flow import COp, CStage, ScalarArg
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import ExprError, evaluate
-from ..flow import COp, CStage, ScalarArg
 from ..vocab.ops import CUBE_OPS, op_spec
 
 __all__ = ["VecOpUse", "vec_uses", "fit_vec_tile", "fit_cube_tile", "default_vec_tile", "eval_shape"]

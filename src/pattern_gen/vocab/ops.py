@@ -15,7 +15,19 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Discriminator, Field, Tag
 
-from .fields import ALWAYS, CastModeName, DType, DTypeValue, ExprValue, Name, Operand, ParamRef, Shape, Strict, When
+from .fields import (
+    ALWAYS,
+    CastModeName,
+    DType,
+    DTypeValue,
+    ExprValue,
+    Name,
+    Operand,
+    ParamRef,
+    Shape,
+    Strict,
+    When,
+)
 
 __all__ = [
     "OpSpec",

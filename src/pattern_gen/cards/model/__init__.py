@@ -31,21 +31,6 @@ from ...vocab.fields import (
     Unit,
     When,
 )
-from .cards import (
-    AtomCard,
-    Card,
-    Constraint,
-    ConstraintCatalogue,
-    DimSpec,
-    FlowUnit,
-    LoopSpec,
-    Refusal,
-    SkeletonCard,
-    SlotSpec,
-    Upgrade,
-    Variant,
-)
-from .decls import DeclCase, ParamSpec, TensorDecl, ToleranceRule
 from ...vocab.ops import (
     OP_FAMILY,
     OP_MODELS,
@@ -64,7 +49,28 @@ from ...vocab.ops import (
     ViewOp,
     op_tag,
 )
-from .performance import CachePolicyAdvice, CubeTile, OptionAdvice, Performance, TileAdvice
+from .cards import (
+    AtomCard,
+    Card,
+    Constraint,
+    ConstraintCatalogue,
+    DimSpec,
+    FlowUnit,
+    LoopSpec,
+    Refusal,
+    SkeletonCard,
+    SlotSpec,
+    Upgrade,
+    Variant,
+)
+from .decls import DeclCase, ParamSpec, TensorDecl, ToleranceRule
+from .performance import (
+    CachePolicyAdvice,
+    CubeTile,
+    OptionAdvice,
+    Performance,
+    TileAdvice,
+)
 from .stages import Item, SlotItem, Stage, UseItem, item_tag
 
 __all__ = [

@@ -7,7 +7,16 @@ from typing import Any, Callable, Literal, Mapping, Union
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...vocab.errors import did_you_mean
-from ...vocab.fields import ALWAYS, DType, DTypeList, ParamRef, Role, Shape, Strict, When
+from ...vocab.fields import (
+    ALWAYS,
+    DType,
+    DTypeList,
+    ParamRef,
+    Role,
+    Shape,
+    Strict,
+    When,
+)
 
 __all__ = ["ParamSpec", "DeclCase", "ToleranceRule", "TensorDecl"]
 

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..catalogue import Catalogue
+from ...flow import (
+    skeleton_env,  # re-exported: it lived here before it moved to ``flow``
+)
 from ...vocab.errors import Problem
-from ...flow import skeleton_env  # re-exported: it lived here before it moved to ``flow``
+from ..catalogue import Catalogue
 from .flows import atom_problems, skeleton_problems
 from .options import option_problems
 from .params import param_combinations

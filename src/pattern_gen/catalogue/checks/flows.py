@@ -5,11 +5,25 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from ptosim.machine import DEFAULT_PLATFORM
+
 from ...cards import model as m
-from ..catalogue import Catalogue
+from ...flow import (
+    Expansion,
+    FlowError,
+    Unavailable,
+    expand_atom,
+    expand_skeleton,
+    skeleton_env,
+)
 from ...vocab.errors import Problem, did_you_mean
-from ...flow import Expansion, FlowError, Unavailable, expand_atom, expand_skeleton, skeleton_env
-from .params import param_combinations, param_ref_problems, predicate_problems, value_problem
+from ..catalogue import Catalogue
+from .params import (
+    param_combinations,
+    param_ref_problems,
+    predicate_problems,
+    value_problem,
+)
 
 __all__ = ["atom_problems", "skeleton_problems"]
 
@@ -80,7 +94,7 @@ def atom_problems(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
             if exp is None:
                 continue
             available = True
-            if env == default_env and pname == "a2a3":
+            if env == default_env and pname == DEFAULT_PLATFORM:
                 runs.check_flow(card, exp, "default parameters")
         if len(runs.problems) > _ENOUGH:
             break
@@ -167,7 +181,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
                 senv = skeleton_env(atom, params, pname, unroll)
                 context = f"{card.id} with {atom.id}, {_fmt_env(params, defaults)} on {pname}"
                 exp = runs.run(context, expand_skeleton, cat, card, senv, atom, params, {}, profile)
-                if exp is not None and atom.id == slot.default and params == defaults and pname == "a2a3":
+                if exp is not None and atom.id == slot.default and params == defaults and pname == DEFAULT_PLATFORM:
                     runs.check_flow(card, exp, f"{atom.id} and default parameters")
             if len(runs.problems) > _ENOUGH:
                 return runs.problems

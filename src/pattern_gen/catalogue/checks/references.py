@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ...cards import model as m
-from ..catalogue import Catalogue
 from ...vocab.errors import Problem, did_you_mean
+from ..catalogue import Catalogue
 
 __all__ = ["reference_problems", "cycle_problems", "dependencies"]
 

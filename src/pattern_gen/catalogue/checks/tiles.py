@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...cards import model as m
-from ..catalogue import Catalogue
 from ...vocab.errors import Problem, did_you_mean
 from ...vocab.expr import ExprError, Name, names, parse
+from ..catalogue import Catalogue
 
 __all__ = ["tile_problems", "tile_names"]
 
