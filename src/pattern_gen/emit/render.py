@@ -217,12 +217,21 @@ def _golden_source(plan: KernelPlan, golden_dirs: Sequence[Path] = ()) -> tuple[
     return _strip_header((base / "atoms.py").read_text(encoding="utf-8")), _strip_header(composition.read_text(encoding="utf-8"))
 
 
+#: Ends the part of a composition file that makes it importable on its own (imports of the
+#: per-atom references, placeholders the golden module defines); that part is not rendered.
+HEADER_END = "# --- end of header"
+
+
 def _strip_header(text: str) -> str:
-    """Drop a reference file's module docstring and imports (the golden template has its own)."""
+    """Drop a reference file's module docstring, imports and standalone header (the golden
+    template has its own)."""
     lines = text.splitlines()
     i = 0
     if lines and lines[0].startswith('"""'):
         i = 1 if lines[0].count('"""') >= 2 else next(j for j in range(1, len(lines)) if '"""' in lines[j]) + 1
+    end = next((j for j in range(i, len(lines)) if lines[j].startswith(HEADER_END)), None)
+    if end is not None:
+        i = end + 1
     body = [line for line in lines[i:] if not line.startswith(("import ", "from "))]
     return "\n".join(body).strip() + "\n"
 
