@@ -23,6 +23,7 @@ from ..cards.loader import LoadedCard, load_card, problems_from_validation
 from ..cards.yamlsrc import Located, load_located_file
 from ..flow import FlowError
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.ops import OPS
 from ..vocab.resources import package_patterns_dir, user_catalogue_dirs
 
 __all__ = ["Catalogue", "load_catalogue", "card_files"]
@@ -236,6 +237,15 @@ def _profile_problems(exc: PlatformError, path: Path, located: Located) -> list[
     return out
 
 
+def _missing_op_dtypes(profile: Profile, path: Path, located: Located) -> list[Problem]:
+    """An op whose dtypes the profile does not list would be legal for every dtype: refuse that."""
+    missing = [name for name, spec in OPS.items() if spec.dtype_checked and name not in profile.op_dtypes]
+    if not missing:
+        return []
+    line, col = located.where(("op_dtypes",))
+    return [Problem("bad-profile", f"platform profile: op_dtypes lists no dtypes for {', '.join(missing)}; add e.g. `{missing[0]}: [FP32]`", str(path), line, col)]
+
+
 def load_catalogue(
     extra_dirs: Iterable[str | Path] = (),
     *,
@@ -278,10 +288,14 @@ def load_catalogue(
                 cat.platforms[p.stem] = load_platform(str(p))
             except PlatformError as exc:  # every problem of the profile, at its line
                 problems += _profile_problems(exc, p, located)
+                continue
+            problems += _missing_op_dtypes(cat.platforms[p.stem], p, located)
     explicit = [Path(f).resolve() for f in files or ()]
     paths = [p for folder in dirs if folder.is_dir() for p in card_files(folder)]
     problems += [q for folder in dirs if folder.is_dir() for q in misnamed_card_files(folder)]
-    paths = [p for p in paths if p.resolve() not in explicit]
+    # A folder inside another one given (``validate patterns/atoms`` on top of the shipped
+    # ``patterns/``) holds the same files: each file is read once, not reported as its own duplicate.
+    paths = list({p.resolve(): p for p in paths if p.resolve() not in explicit}.values())
     key_renames = cat.renames.get("keys", {})
     for path in explicit:
         loaded = _load_card(path, key_renames, problems)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -18,8 +21,14 @@ from ..vocab.resources import repo_root
 
 __all__ = ["out", "err", "handle_errors", "catalogue", "pairs", "default_generated", "literal", "add_literal_row"]
 
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
+def _width() -> int | None:
+    """Rich wraps at 80 columns when not on a terminal: piped output (CI logs, ``| less``) keeps
+    its lines whole up to 200 columns instead. ``COLUMNS`` still wins."""
+    return None if os.environ.get("COLUMNS") or sys.stdout.isatty() else 200
+
+
+out = Console(highlight=False, soft_wrap=False, width=_width())
+err = Console(stderr=True, highlight=False, width=_width())
 
 #: commands whose failure message adds that nothing was written
 _WRITING_COMMANDS = {"new", "generate", "build", "serve"}
@@ -90,3 +99,18 @@ def default_generated() -> Path:
     """The folder ``generate`` owns: the repository's ``generated/`` (or ``./generated``)."""
     root = repo_root()
     return (root / "generated") if root is not None else Path("generated")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def strict_json(value: Any) -> str:
+    """Strict JSON for ``--json`` (NaN -> null, ±inf -> "inf"/"-inf": ``Infinity`` is no JSON)."""
+    return json.dumps(_finite(value), indent=2, default=str, allow_nan=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,6 +16,22 @@ from .app import main
 from .common import catalogue, default_generated, err, handle_errors, out
 
 __all__ = ["generate_cmd"]
+
+
+def _fix_command(manifest: str | None, out_dir: str | None, pattern: str | None, edited: bool, stale: bool) -> str:
+    """The ``generate`` command that brings the output folder in step (flags as given to --check)."""
+    parts = ["pattern-gen generate"]
+    if manifest:
+        parts.append(f"--manifest {shlex.quote(manifest)}")
+    if out_dir:
+        parts.append(f"--out {shlex.quote(out_dir)}")
+    if pattern:
+        parts.append(f"--filter {shlex.quote(pattern)}")
+    if edited:  # without it, generate refuses to replace the hand-edited file
+        parts.append("--force")
+    if stale:
+        parts.append("--prune")
+    return " ".join(parts)
 
 
 @main.command("generate")
@@ -51,7 +68,8 @@ def generate_cmd(
         if lines:
             for line in lines:
                 err.print(escape(line), soft_wrap=True)
-            err.print(f"[red]{escape(str(root))} is out of date[/red]: run `pattern-gen generate` and commit the result.", soft_wrap=True)
+            command = _fix_command(manifest_path, out_dir, pattern, result.drift_edited, result.drift_stale_instances and not prune)
+            err.print(f"[red]{escape(str(root))} is out of date[/red]: run `{escape(command)}` and commit the result.", soft_wrap=True)
             sys.exit(1)
         out.print(f"[green]ok[/green]: {result.instances} instances in {escape(str(root))} are up to date; {result.refusals} refusals hold", soft_wrap=True)
         return

@@ -12,7 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..emit.render import test_values
-from ..output.instances import RunResult, render_plan, run_instance, write_instance
+from ..emit.targets import DEFAULT_TARGET, TARGETS
+from ..output.instances import (
+    RunResult,
+    read_instance,
+    render_plan,
+    run_instance,
+    write_instance,
+)
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.manifest import split_params
 from ..plan.naming import explain as explain_name
@@ -30,19 +37,16 @@ from .common import (
     literal,
     out,
     pairs,
+    strict_json,
 )
 
 __all__ = ["new_cmd", "run_cmd", "explain_cmd"]
 
 
 def _check_out(out_dir: str) -> Path:
-    """``--out`` must stay inside the working directory and never be generate's own folder."""
-    cwd = Path.cwd().resolve()
-    target = (cwd / out_dir).resolve()
-    if target != cwd and cwd not in target.parents:
-        raise PatternGenError(
-            Problem("bad-path", f"--out {out_dir!r} resolves to {target}, outside the working directory {cwd}; use a folder inside it")
-        )
+    """``--out`` is any folder (the instance name is one path component, so nothing escapes it),
+    but never generate's own folder."""
+    target = (Path.cwd() / Path(out_dir).expanduser()).resolve()
     if target.exists() and not target.is_dir():
         raise PatternGenError(Problem("bad-path", f"--out {out_dir!r} is a file; give a folder"))
     gen = default_generated().resolve()
@@ -103,12 +107,23 @@ def _print_run(result: RunResult) -> None:
     if result.estimate:
         e = result.estimate
         out.print(f"estimate ({e.get('platform', '')}): {e['e2e_us']:.2f} µs end to end, {e['tasks']} tasks; utilisation {utilisation(e, 0)}")
+        if e.get("interpretation"):
+            out.print(literal(e["interpretation"]))
         per = e.get("per_label_us") or {}
         if per:
             out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
 
 
-def _request(skeleton: str, atoms: str, params: tuple[str, ...], dims: tuple[str, ...], platform: str | None, options: tuple[str, ...], name: str | None) -> Request:
+def _request(
+    skeleton: str,
+    atoms: str,
+    params: tuple[str, ...],
+    dims: tuple[str, ...],
+    platform: str | None,
+    options: tuple[str, ...],
+    name: str | None,
+    target: str | None = None,
+) -> Request:
     bare, staged = split_params(pairs(params, "--param"))
     opts = dict(parse_option_arg(o) for o in options)
     return Request(
@@ -120,21 +135,25 @@ def _request(skeleton: str, atoms: str, params: tuple[str, ...], dims: tuple[str
         platform=platform,
         options=opts,
         name=name,
+        target=None if target in (None, DEFAULT_TARGET) else target,
     )
 
 
 @main.command("new")
 @click.option("--skeleton", required=True, help="Skeleton card id, e.g. SK-04.")
-@click.option("--atoms", required=True, help="Atom(s) for the skeleton's slot: AT-10, AT-11 or AT-03,AT-09.")
+@click.option("--atoms", default="", help="Atom(s) for the skeleton's slot: AT-10, AT-11 or AT-03,AT-09 (default: the slot's default).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Slot parameter, or STAGE.param=value for a fixed stage.")
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Model dim, e.g. K=1024.")
 @click.option("--platform", default=None, help="Platform profile (default a2a3).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
+@click.option("--target", default=None, help=f"Code-generation target: {', '.join(TARGETS)} (default {DEFAULT_TARGET}).")
 @click.option("--out", "out_dir", default="kernels", show_default=True, help="Folder for the instance folder.")
 @click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the paths; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite generated files even if they were edited by hand.")
 @click.option("--run", "run_after", is_flag=True, help="Run the kernel against its golden in-process and print the estimate.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the instance folder and, with --run, one line per T.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: the plan, the files and, with --run, the results.")
 @click.pass_context
 @handle_errors
 def new_cmd(
@@ -145,40 +164,64 @@ def new_cmd(
     dims: tuple[str, ...],
     platform: str | None,
     options: tuple[str, ...],
+    target: str | None,
     out_dir: str,
     name: str | None,
     dry_run: bool,
     force: bool,
     run_after: bool,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """Compose a skeleton with atoms and write a kernel, its golden and its test."""
     cat = catalogue(ctx)
-    req = _request(skeleton, atoms, params, dims, platform, options, name)
-    target = _check_out(out_dir)
+    req = _request(skeleton, atoms, params, dims, platform, options, name, target)
+    out_root = _check_out(out_dir)
     if dry_run:
         plan = resolve(cat, req)
-        _print_plan(plan)
         files = render_plan(cat, plan)
-        for rel in sorted(files):
-            out.print(f"would write {target / plan.name / rel}", soft_wrap=True)
+        paths = [out_root / plan.name / rel for rel in sorted(files)]
+        if as_json:
+            click.echo(json.dumps({"name": plan.name, "folder": str(out_root / plan.name), "dry_run": True, "would_write": [str(p) for p in paths]}, indent=2))
+            return
+        if not quiet:
+            _print_plan(plan)
+        for path in paths:
+            out.print(f"would write {path}", soft_wrap=True)
         return
-    plan, folder, report = write_instance(cat, req, target, force=force)
-    _print_plan(plan)
-    for p in report.written:
-        out.print(f"wrote {p}", soft_wrap=True)
-    for p in report.unchanged:
-        out.print(f"unchanged {p}", style="dim", soft_wrap=True)
+    plan, folder, report = write_instance(cat, req, out_root, force=force)
+    if not (quiet or as_json):
+        _print_plan(plan)
+        for p in report.written:
+            out.print(f"wrote {p}", soft_wrap=True)
+        for p in report.unchanged:
+            out.print(f"unchanged {p}", style="dim", soft_wrap=True)
+    elif quiet:
+        out.print(str(folder), soft_wrap=True)
+    results = []
     if run_after:
-        failed = False
         for i, T in enumerate(test_values(plan.unroll)):
             result = run_instance(folder, T=T, estimate=i == 0)  # the estimate is printed for the first T only
-            if i == 0 or not result.passed:
+            results.append(result)
+            if as_json:
+                continue
+            if (i == 0 and not quiet) or not result.passed:
                 _print_run(result)
             else:
                 out.print(f"T={T}: " + ("[green]pass[/green]" if result.passed else "[red]FAIL[/red]"))
-            failed = failed or not result.passed
-        if failed:
-            sys.exit(1)
+    if as_json:
+        click.echo(strict_json(
+            {
+                "name": plan.name,
+                "folder": str(folder),
+                "written": [str(p) for p in report.written],
+                "unchanged": [str(p) for p in report.unchanged],
+                "plan": read_instance(folder),
+                "runs": [r.as_dict() for r in results],
+            }
+        ))
+    if any(not r.passed for r in results):
+        sys.exit(1)
 
 
 @main.command("run")
@@ -195,7 +238,7 @@ def run_cmd(instance_dir: str, T: int | None, seed: int, profile: str | None, as
         raise PatternGenError(Problem("bad-path", f"no such instance folder: {instance_dir}"))
     result = run_instance(folder, T=T, seed=seed, profile=profile)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
+        click.echo(strict_json(result.as_dict()))
     else:
         _print_run(result)
         if profile:
@@ -219,6 +262,7 @@ def _check_buildable(cat: Any, name: str, decoded: dict[str, Any]) -> None:
         platform=decoded.get("platform"),
         options={},
         name=None,
+        target=decoded.get("target"),
     )
     try:
         resolve(cat, req)
@@ -247,7 +291,7 @@ def explain_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     table.add_column("value")
     for k, v in decoded["params"].items():
         add_literal_row(table, k, plain(v))
-    for k in ("unroll", "platform"):
+    for k in ("unroll", "platform", "target"):
         if k in decoded:
             add_literal_row(table, k, plain(decoded[k]))
     for k, v in decoded["dims"].items():

@@ -44,6 +44,7 @@ def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
     cat = catalogue(ctx)
     manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
     generated = default_generated()
+    # the site documents the instances on the default target (ptosim runs them for the estimates)
     plans = [resolve(cat, to_request(entry)) for entry in manifest.instances]
     missing = [p.name for p in plans if not (generated / p.name / "kernel.py").is_file()]
     if missing:

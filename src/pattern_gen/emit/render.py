@@ -24,7 +24,7 @@ from ..plan.kernel_plan import KernelPlan, StagePlan, TensorPlan
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
-from .targets import DEFAULT_TARGET, Target, get_target
+from .targets import Target, get_target
 
 __all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
 
@@ -241,11 +241,11 @@ def render_instance(
     version: str,
     card_files: Mapping[str, str],
     golden_dirs: Sequence[Path] = (),
-    target: str = DEFAULT_TARGET,
 ) -> dict[str, str]:
-    """``{relative path: content}`` of one instance folder for ``target`` (content without the hash
-    header); ``golden_dirs`` are searched for the skeleton's golden composition before the package's."""
-    env = _env(get_target(target))
+    """``{relative path: content}`` of one instance folder for the plan's target (content without
+    the hash header); ``golden_dirs`` are searched for the skeleton's golden composition before
+    the package's."""
+    env = _env(get_target(plan.target))
     kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
     atoms_src, composition_src = _golden_source(plan, golden_dirs)
     params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}

@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..catalogue.catalogue import Catalogue
 from ..plan.kernel_plan import KernelPlan
-from ..plan.manifest import Manifest, to_request
+from ..plan.manifest import Manifest, to_request, to_requests
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from .instances import render_plan
@@ -45,6 +45,10 @@ class GenerateResult:
     refusals: int
     #: --check: one line per drifted, missing or stale file (empty: up to date)
     drift: list[str] = field(default_factory=list)
+    #: --check: a hand-edited file drifted (``generate`` needs ``--force`` to replace it)
+    drift_edited: bool = False
+    #: --check: a whole stale instance folder (``generate`` outside generated/ needs ``--prune``)
+    drift_stale_instances: bool = False
     written: int = 0
     unchanged: int = 0
     removed_instances: list[Path] = field(default_factory=list)
@@ -64,7 +68,7 @@ def plan_manifest(cat: Catalogue, manifest: Manifest) -> list[KernelPlan]:
     plans, problems = [], []
     for i, entry in enumerate(manifest.instances):
         try:
-            plans.append(resolve(cat, to_request(entry)))
+            plans += [resolve(cat, req) for req in to_requests(entry)]
         except PatternGenError as exc:
             what = f"manifest instance {entry.skeleton} {entry.atoms} {entry.params}"
             at = manifest.where("instances", i)
@@ -134,6 +138,8 @@ def generate(
             # instances, and stale top-level folders the filter covers, still are.
             drift.stale = [s for s in drift.stale if "/" in s.rstrip("/") or fnmatch.fnmatchcase(s.rstrip("/"), pattern)]
         result.drift = drift.lines()
+        result.drift_edited = bool(drift.edited)
+        result.drift_stale_instances = any("/" not in s.rstrip("/") for s in drift.stale)
         return result
     _write(result, rendered, pattern, force, prune)
     return result

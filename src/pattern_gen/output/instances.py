@@ -26,6 +26,7 @@ from ..emit.render import module_id, render_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
+from .interpret import interpret_estimate
 from .writer import WriteReport, finalize, write_files
 
 __all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "RunResult", "load_instance_module"]
@@ -181,6 +182,10 @@ def run_instance(
     record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None) if estimate else None
     if record is not None:
         result.estimate = cost.estimate(record).summary()
+        loop = meta.get("loop") or {}
+        unroll = meta.get("unroll")
+        if isinstance(unroll, int) and isinstance(loop.get("candidates"), list):
+            result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, unroll, loop["candidates"])
     return result
 
 

@@ -30,10 +30,14 @@ class Request:
     platform: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
+    #: the code-generation target (``emit/targets``); None: the default
+    target: str | None = None
 
     def command(self) -> str:
         """The ``pattern-gen new`` command line that makes this request."""
-        parts = [f"pattern-gen new --skeleton {self.skeleton} --atoms {','.join(self.atoms)}"]
+        parts = [f"pattern-gen new --skeleton {self.skeleton}"]
+        if self.atoms:
+            parts.append(f"--atoms {','.join(self.atoms)}")
         for k, v in self.params.items():
             parts.append(f"--param {k}={yaml_word(v)}")
         for stage, ps in self.stage_params.items():
@@ -45,6 +49,8 @@ class Request:
             parts.append(f"--platform {self.platform}")
         for k, v in self.options.items():
             parts.append(f"--option '{k}={yaml_word(v)}'")
+        if self.target:
+            parts.append(f"--target {self.target}")
         if self.name:
             parts.append(f"--name {self.name}")
         return " ".join(parts)
@@ -109,6 +115,8 @@ class KernelPlan:
     dims: dict[str, int]
     dim_defaults: dict[str, int]
     platform: str
+    #: the code-generation target the files are rendered for
+    target: str
     unroll: int
     loop: dict[str, Any]
     inputs: list[TensorPlan]
@@ -131,7 +139,7 @@ class KernelPlan:
         """The instance name: the request's ``--name``, else derived from the plan (``naming``)."""
         return self.request.name or instance_name(
             self.naming, self.skeleton, self.atom, self.params, self.param_defaults, self.unroll,
-            self.platform, self.dims, self.dim_defaults, self.stage_params,
+            self.platform, self.dims, self.dim_defaults, self.stage_params, self.target,
         )
 
     @property
@@ -171,6 +179,7 @@ class KernelPlan:
             "dims": dict(self.dims),
             "unroll": self.unroll,
             "platform": self.platform,
+            "target": self.target,
             "loop": dict(self.loop),
             "inputs": tensors(self.inputs),
             "outputs": tensors(self.outputs),

@@ -1,6 +1,7 @@
 """The manifest (``patterns/manifest.yaml``): the instances CI generates, and the requests that
 must be refused. Entries use the CLI's vocabulary: ``atoms`` ("AT-10" or "AT-03,AT-09"),
-``params`` (``SLOT.param`` keys for fixed stages), ``dims``, ``platform``, ``options``.
+``params`` (``SLOT.param`` keys for fixed stages), ``dims``, ``platform``, ``options``, and
+``targets`` (default ``[ptosim]``; one instance folder per target).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..cards.loader import problems_from_validation
 from ..cards.yamlsrc import load_located_file
+from ..emit.targets import DEFAULT_TARGET
 from ..vocab.errors import PatternGenError, Problem
 from .kernel_plan import Request
 
-__all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "split_params"]
+__all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "to_requests", "split_params"]
 
 
 class _Entry(BaseModel):
@@ -32,7 +34,8 @@ class _Entry(BaseModel):
 
 
 class ManifestEntry(_Entry):
-    pass
+    #: the code-generation targets to render this instance for (one folder each)
+    targets: list[str] = Field(default_factory=lambda: [DEFAULT_TARGET], min_length=1)
 
 
 class RefusedEntry(_Entry):
@@ -72,8 +75,14 @@ def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, d
     return bare, staged
 
 
-def to_request(entry: _Entry) -> Request:
-    """The request an entry stands for (``atoms`` split at commas, ``STAGE.param`` keys to stages)."""
+def to_requests(entry: ManifestEntry) -> list[Request]:
+    """One request per target of an instance entry."""
+    return [to_request(entry, target) for target in entry.targets]
+
+
+def to_request(entry: _Entry, target: str | None = None) -> Request:
+    """The request an entry stands for (``atoms`` split at commas, ``STAGE.param`` keys to stages)
+    for ``target`` (None: the default target)."""
     atoms = entry.atoms.split(",") if isinstance(entry.atoms, str) else list(entry.atoms)
     bare, staged = split_params(entry.params)
     return Request(
@@ -84,7 +93,8 @@ def to_request(entry: _Entry) -> Request:
         dims=dict(entry.dims),
         platform=entry.platform,
         options=dict(entry.options),
-        name=entry.name,
+        name=entry.name if target in (None, DEFAULT_TARGET) or entry.name is None else f"{entry.name}-{target}",
+        target=None if target in (None, DEFAULT_TARGET) else target,
     )
 
 

@@ -2,7 +2,8 @@
 
 Format (SPEC §3.5): ``<skeleton>-<atom>-<axis tokens…>`` with every axis of ``naming.yaml`` in
 its order (defaults included), then suffix tokens for what differs from the defaults: ``eps``,
-dims (``K1024``) and fixed-stage settings (``kv_norm.nogamma``). Example:
+dims (``K1024``) and fixed-stage settings (``kv_norm.nogamma``), and last the target when it is
+not the default (``…-pypto``). Example:
 ``sk04-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-kn-u8-a2a3``. Floats are written without
 ``-`` (``1e-05`` -> ``1em05``) so ``-`` only ever separates tokens.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 
 __all__ = ["instance_name", "explain", "card_token", "float_token", "parse_float_token"]
@@ -68,6 +70,7 @@ def instance_name(
     dims: Mapping[str, int],
     dim_defaults: Mapping[str, int],
     stage_params: Mapping[str, Mapping[str, Any]],
+    target: str = DEFAULT_TARGET,
 ) -> str:
     values = {**params, "unroll": unroll, "platform": platform}
     tokens = [card_token(skeleton), card_token(atom)]
@@ -85,6 +88,8 @@ def instance_name(
     for stage in sorted(stage_params):
         for name in sorted(stage_params[stage]):
             tokens.append(f"{stage}.{_value_token(naming, name, stage_params[stage][name])}")
+    if target != DEFAULT_TARGET:  # the default target is no token: one kernel, one name
+        tokens.append(target)
     return "-".join(tokens)
 
 
@@ -155,6 +160,10 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
         if token in platforms:
             once("platform", token)
             result["platform"] = token
+            continue
+        if token in TARGETS:
+            once("target", token)
+            result["target"] = token
             continue
         m = re.fullmatch(r"u(\d+)", token)
         if m:

@@ -17,6 +17,7 @@ from ptosim.machine import DEFAULT_PLATFORM
 
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
+from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from .kernel_plan import Request
 
@@ -72,6 +73,8 @@ def pick_atom(cat: Catalogue, skeleton: m.SkeletonCard, atoms: tuple[str, ...]) 
     accepted = cat.slot_atoms(skeleton)
     valid = ", ".join(a.id for a in accepted)
     ids = [a.strip().upper() for a in atoms if a.strip()]
+    if not ids and getattr(slot, "default", None):
+        return cat.card(slot.default), [f"--atoms not given: {skeleton.id}'s slot {slot_name!r} takes its default {slot.default}"]
     if not ids:
         raise PatternGenError(Problem("slot-mismatch", f"--atoms is empty; {skeleton.id}'s slot {slot_name!r} takes one of {valid}"))
     unknown = [a for a in ids if a not in cat.cards]
@@ -215,6 +218,7 @@ class Coerced:
     dims: dict[str, int]
     platform: str
     unroll: int
+    target: str
 
 
 def _skeleton(cat: Catalogue, req: Request) -> m.SkeletonCard:
@@ -275,6 +279,9 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
     dims, dp = coerce_dims(skeleton, req.dims)
     problems += dp
     problems += _name_problems(req.name)
+    target = req.target or DEFAULT_TARGET
+    if target not in TARGETS:
+        problems.append(Problem("unknown-target", f"unknown target {target!r}; targets: {', '.join(TARGETS)}" + did_you_mean(target, TARGETS)))
     if problems:
         raise PatternGenError(problems)
-    return Coerced(skeleton, atom, notes, params, defaults, stages, dims, platform, unroll)
+    return Coerced(skeleton, atom, notes, params, defaults, stages, dims, platform, unroll, target)

@@ -41,6 +41,7 @@ ErrorCode = Literal[
     "unknown-constraint",
     "unknown-platform",
     "bad-profile",
+    "unknown-target",
     "slot-mismatch",
     "unknown-param",
     "bad-param-value",

@@ -1,0 +1,60 @@
+"""One line that reads a cost estimate: what bounds the kernel, and the biggest lever the cards name.
+
+The bound is the pipe with the most busy time (MTE_IN loads, MTE1 L1->L0 moves, the Cube, the
+Vector unit, MTE_OUT stores), or scheduling when no pipe is near the AI cores' busy time (task
+launch and dependency latency dominate). The lever comes from the plan's own data: the token loop
+(how many passes ``loop_unroll`` makes at this T with the instance's unroll list, and what the
+card's other unroll candidates would make) and the label that costs most.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ptosim.control import unroll_schedule
+
+__all__ = ["interpret_estimate"]
+
+_PIPES = {
+    "mte_in": "MTE_IN-bound (GM loads)",
+    "mte1": "MTE1-bound (L1->L0 moves)",
+    "cube": "cube-bound",
+    "vector": "vector-bound",
+    "mte_out": "MTE_OUT-bound (GM stores)",
+}
+#: a pipe busy for less than this share of the AI cores' busy time bounds nothing
+_SCHEDULING_SHARE = 0.5
+
+
+def _passes(T: int, factors: Sequence[int]) -> int:
+    return len(unroll_schedule(0, T, 1, list(factors)))
+
+
+def interpret_estimate(estimate: Mapping[str, Any], T: int, unroll: int, candidates: Sequence[int]) -> str:
+    """``"MTE_IN-bound: …"`` for an estimate of ``T`` tokens of a kernel unrolled by ``unroll``."""
+    u = estimate.get("utilization") or {}
+    pipes = {k: float(u.get(k, 0.0)) for k in _PIPES}
+    top = max(pipes, key=lambda k: pipes[k])
+    busy = float(u.get("aicore", 0.0))
+    bound = _PIPES[top] if busy and pipes[top] >= _SCHEDULING_SHARE * busy else "scheduling-bound (task launch and hand-off latency)"
+    passes = _passes(T, [unroll])
+    smaller = sorted((c for c in candidates if 1 < c < unroll), reverse=True)
+    with_smaller = _passes(T, [unroll, *smaller]) if smaller else passes
+    larger = sorted(c for c in candidates if c > unroll)
+    labels = estimate.get("per_label_us") or {}
+    costly = max(labels, key=lambda k: labels[k]) if labels else None
+    if with_smaller < passes:
+        lever = (
+            f"{passes} loop passes at T={T} with unroll_list [{unroll}] (the tail runs token by token); "
+            f"the card's smaller candidates {'/'.join(map(str, smaller))} in unroll_list would make {with_smaller}"
+        )
+    elif top in ("mte_in", "mte1") and larger:
+        lever = (
+            f"weights re-read per loop pass ({passes} passes at T={T} with unroll {unroll}); "
+            f"a larger unroll candidate ({'/'.join(map(str, larger))}) cuts passes"
+        )
+    elif costly is not None:
+        lever = f"most time in {costly} ({labels[costly]:.1f} µs of tasks); its tile shape and options are the lever"
+    else:
+        lever = f"{passes} loop passes at T={T} with unroll {unroll}"
+    return f"{bound}: {lever}"
