@@ -16,7 +16,14 @@ from ..docs.describe import card_detail, card_summary, pseudo_code
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.text import plain
 from .app import main
-from .common import add_literal_row, catalogue, handle_errors, literal, out
+from .common import (
+    add_literal_row,
+    catalogue,
+    catalogue_dirs,
+    handle_errors,
+    literal,
+    out,
+)
 
 __all__ = ["list_cmd", "show_cmd", "validate_cmd", "schema_cmd"]
 
@@ -144,7 +151,7 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
         raise PatternGenError([Problem("bad-path", f"no such file or folder: {p}") for p in missing])
     whole = [f for f in folders if (f / "platforms").is_dir()]
     base = whole[0] if whole else None
-    extra = ctx.find_root().obj["catalogue_dirs"] + [str(f) for f in folders if f != base]
+    extra = catalogue_dirs(ctx) + [str(f) for f in folders if f != base]
     cat = load_catalogue(extra, files=files, base=base)
     problems = check_catalogue(cat)
     if problems:

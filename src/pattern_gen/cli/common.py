@@ -17,9 +17,9 @@ from rich.text import Text
 
 from ..catalogue.catalogue import Catalogue, load_catalogue
 from ..vocab.errors import PatternGenError, Problem
-from ..vocab.resources import repo_root
+from .project import Project, load_project
 
-__all__ = ["out", "err", "handle_errors", "catalogue", "pairs", "default_generated", "literal", "add_literal_row"]
+__all__ = ["out", "err", "handle_errors", "catalogue", "catalogue_dirs", "manifest_path", "project", "pairs", "default_generated", "literal", "add_literal_row", "strict_json"]
 
 def _width() -> int | None:
     """Rich wraps at 80 columns when not on a terminal: piped output (CI logs, ``| less``) keeps
@@ -31,7 +31,15 @@ out = Console(highlight=False, soft_wrap=False, width=_width())
 err = Console(stderr=True, highlight=False, width=_width())
 
 #: commands whose failure message adds that nothing was written
-_WRITING_COMMANDS = {"new", "generate", "build", "serve"}
+_WRITING_COMMANDS = {"new", "generate", "build", "serve", "init", "new-card"}
+
+
+def mark_written() -> None:
+    """A writing command has written its files: a later failure (``new --run``) must not say
+    that nothing was written."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().obj is not None:
+        ctx.find_root().obj["wrote"] = True
 
 
 def _fail(problems: list[Problem]) -> None:
@@ -40,7 +48,8 @@ def _fail(problems: list[Problem]) -> None:
         err.print(Text.assemble(("error", "red"), ": ", str(p)), highlight=False, soft_wrap=True)
     n = len(problems)
     ctx = click.get_current_context(silent=True)
-    wrote = " nothing was written." if ctx is not None and ctx.info_name in _WRITING_COMMANDS else ""
+    written = ctx is not None and (ctx.find_root().obj or {}).get("wrote")
+    wrote = " nothing was written." if ctx is not None and ctx.info_name in _WRITING_COMMANDS and not written else ""
     err.print(f"{n} problem{'s' if n != 1 else ''};{wrote}" if wrote else f"{n} problem{'s' if n != 1 else ''}.", style="dim")
 
 
@@ -69,12 +78,34 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def project() -> Project:
+    """The project settings of this invocation (``pattern-gen.toml`` found from the working
+    directory; loaded once per command)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None and ctx.find_root().obj is not None else {}
+    if "project" not in obj:
+        obj["project"] = load_project()
+    return obj["project"]
+
+
+def catalogue_dirs(ctx: click.Context) -> list[str]:
+    """The project's catalogue folders, then the ``--catalogue`` ones."""
+    return [str(p) for p in project().catalogue] + list(ctx.find_root().obj["catalogue_dirs"])
+
+
 def catalogue(ctx: click.Context) -> Catalogue:
-    """The catalogue of this invocation (loaded once, with the ``--catalogue`` folders)."""
+    """The catalogue of this invocation (loaded once, with the project's and ``--catalogue`` folders)."""
     obj = ctx.find_root().obj
     if "catalogue" not in obj:
-        obj["catalogue"] = load_catalogue(obj["catalogue_dirs"])
+        obj["catalogue"] = load_catalogue(catalogue_dirs(ctx))
     return obj["catalogue"]
+
+
+def manifest_path(ctx: click.Context, given: str | None) -> Path:
+    """``--manifest``, else the project's, else the catalogue's ``manifest.yaml``."""
+    if given:
+        return Path(given)
+    return project().manifest or catalogue(ctx).dirs[0] / "manifest.yaml"
 
 
 def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
@@ -96,9 +127,9 @@ def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
 
 
 def default_generated() -> Path:
-    """The folder ``generate`` owns: the repository's ``generated/`` (or ``./generated``)."""
-    root = repo_root()
-    return (root / "generated") if root is not None else Path("generated")
+    """The folder ``generate`` owns: the project's ``generated``, else the checkout's ``generated/``
+    when run inside it, else ``./generated``."""
+    return project().generated
 
 
 def _finite(value: Any) -> Any:

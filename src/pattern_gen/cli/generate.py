@@ -14,6 +14,7 @@ from ..output.generate import generate
 from ..plan.manifest import load_manifest
 from .app import main
 from .common import catalogue, default_generated, err, handle_errors, out
+from .common import manifest_path as manifest_file
 
 __all__ = ["generate_cmd"]
 
@@ -35,10 +36,10 @@ def _fix_command(manifest: str | None, out_dir: str | None, pattern: str | None,
 
 
 @main.command("generate")
-@click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False), default=None, help="Manifest file (default: the catalogue's manifest.yaml).")
+@click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False), default=None, help="Manifest file (default: the project's, else the catalogue's manifest.yaml).")
 @click.option("--check", is_flag=True, help="Render to memory and compare with the output folder; exit 1 on any drift.")
 @click.option("--filter", "pattern", default=None, help="Only instances whose name matches this glob.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default: generated/).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default: the project's generated/).")
 @click.option("--force", is_flag=True, help="Overwrite hand-edited generated files.")
 @click.option(
     "--prune/--no-prune",
@@ -52,8 +53,7 @@ def generate_cmd(
 ) -> None:
     """Generate every manifest instance into generated/ (or check that it is up to date)."""
     cat = catalogue(ctx)
-    path = Path(manifest_path) if manifest_path else cat.dirs[0] / "manifest.yaml"
-    manifest = load_manifest(path)
+    manifest = load_manifest(manifest_file(ctx, manifest_path))
     root = Path(out_dir) if out_dir else default_generated()
     if prune is None:  # another --out may hold the user's own `new` kernels: never delete those unasked
         prune = root.resolve() == default_generated().resolve()

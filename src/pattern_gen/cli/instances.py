@@ -35,8 +35,10 @@ from .common import (
     err,
     handle_errors,
     literal,
+    mark_written,
     out,
     pairs,
+    project,
     strict_json,
 )
 
@@ -147,7 +149,7 @@ def _request(
 @click.option("--platform", default=None, help="Platform profile (default a2a3).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
 @click.option("--target", default=None, help=f"Code-generation target: {', '.join(TARGETS)} (default {DEFAULT_TARGET}).")
-@click.option("--out", "out_dir", default="kernels", show_default=True, help="Folder for the instance folder.")
+@click.option("--out", "out_dir", default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
 @click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the paths; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite generated files even if they were edited by hand.")
@@ -165,7 +167,7 @@ def new_cmd(
     platform: str | None,
     options: tuple[str, ...],
     target: str | None,
-    out_dir: str,
+    out_dir: str | None,
     name: str | None,
     dry_run: bool,
     force: bool,
@@ -175,8 +177,9 @@ def new_cmd(
 ) -> None:
     """Compose a skeleton with atoms and write a kernel, its golden and its test."""
     cat = catalogue(ctx)
-    req = _request(skeleton, atoms, params, dims, platform, options, name, target)
-    out_root = _check_out(out_dir)
+    settings = project()
+    req = _request(skeleton, atoms, params, dims, platform or settings.platform, options, name, target or settings.target)
+    out_root = _check_out(out_dir if out_dir is not None else str(settings.kernels))
     if dry_run:
         plan = resolve(cat, req)
         files = render_plan(cat, plan)
@@ -190,6 +193,7 @@ def new_cmd(
             out.print(f"would write {path}", soft_wrap=True)
         return
     plan, folder, report = write_instance(cat, req, out_root, force=force)
+    mark_written()
     if not (quiet or as_json):
         _print_plan(plan)
         for p in report.written:

@@ -20,7 +20,7 @@ from ..vocab.resources import repo_root
 from .app import main
 from .app import main as cli_group
 from .clidoc import cli_reference
-from .common import catalogue, default_generated, err, handle_errors, out
+from .common import catalogue, default_generated, err, handle_errors, manifest_path, out
 
 __all__ = ["docs_group", "docs_build_cmd", "docs_serve_cmd"]
 
@@ -42,7 +42,7 @@ def _require_mkdocs() -> None:
 def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
     _require_mkdocs()
     cat = catalogue(ctx)
-    manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
+    manifest = load_manifest(manifest_path(ctx, None))
     generated = default_generated()
     # the site documents the instances on the default target (ptosim runs them for the estimates)
     plans = [resolve(cat, to_request(entry)) for entry in manifest.instances]

@@ -200,21 +200,41 @@ def _tolerance(t: TensorPlan) -> list[float]:
     return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio)]
 
 
-def _golden_source(plan: KernelPlan, golden_dirs: Sequence[Path] = ()) -> tuple[str, str]:
+def _golden_source(
+    plan: KernelPlan, golden_dirs: Sequence[Path] = (), user_atoms: Mapping[str, Sequence[Path]] | None = None
+) -> tuple[str, str]:
     """The per-atom references and the skeleton's hand-written composition: a user's catalogue
-    keeps the composition of its own skeleton in ``golden/<SK>.py`` beside its cards."""
+    keeps the composition of its own skeleton in ``golden/<SK>.py`` and the reference of each
+    of its own atoms in ``golden/<AT>.py`` beside its cards (inlined after the shipped ones)."""
     base = GOLDEN
     places = [*golden_dirs, base]
     composition = next((d / f"{plan.skeleton}.py" for d in places if (d / f"{plan.skeleton}.py").is_file()), None)
+    problems = []
     if composition is None:
-        raise PatternGenError(
+        problems.append(
             Problem(
-                "instance",
+                "missing-golden",
                 f"no golden reference for {plan.skeleton}: write its hand-written composition as "
                 f"{places[0] / (plan.skeleton + '.py')} (see {base / 'SK-03.py'}; goldens never re-read the card flow)",
             )
         )
-    return _strip_header((base / "atoms.py").read_text(encoding="utf-8")), _strip_header(composition.read_text(encoding="utf-8"))
+    atoms = [_strip_header((base / "atoms.py").read_text(encoding="utf-8"))]
+    for atom, dirs in (user_atoms or {}).items():
+        found = next((d / f"{atom}.py" for d in dirs if (d / f"{atom}.py").is_file()), None)
+        if found is None:
+            where = dirs[0] / f"{atom}.py" if dirs else Path("golden") / f"{atom}.py"
+            problems.append(
+                Problem(
+                    "missing-golden",
+                    f"{atom} is not a shipped atom and has no golden reference: write it by hand as {where} "
+                    f"(`pattern-gen new-card` writes a stub), or the golden would silently check another atom's math",
+                )
+            )
+            continue
+        atoms.append(f"# --- {atom} (the team's own reference: {found.name}) ---\n\n" + _strip_header(found.read_text(encoding="utf-8")))
+    if problems:
+        raise PatternGenError(problems)
+    return "\n\n".join(atoms), _strip_header(composition.read_text(encoding="utf-8"))  # type: ignore[union-attr]
 
 
 #: Ends the part of a composition file that makes it importable on its own (imports of the
@@ -241,13 +261,14 @@ def render_instance(
     version: str,
     card_files: Mapping[str, str],
     golden_dirs: Sequence[Path] = (),
+    user_atoms: Mapping[str, Sequence[Path]] | None = None,
 ) -> dict[str, str]:
     """``{relative path: content}`` of one instance folder for the plan's target (content without
     the hash header); ``golden_dirs`` are searched for the skeleton's golden composition before
-    the package's."""
+    the package's; ``user_atoms`` maps each of a team's own atoms to the folders of its reference."""
     env = _env(get_target(plan.target))
     kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
-    atoms_src, composition_src = _golden_source(plan, golden_dirs)
+    atoms_src, composition_src = _golden_source(plan, golden_dirs, user_atoms)
     params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
     tolerances = {t.name: _tolerance(t) for t in plan.outputs}
     golden = env.get_template("golden.py.j2").render(

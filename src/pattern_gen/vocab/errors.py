@@ -42,6 +42,8 @@ ErrorCode = Literal[
     "unknown-platform",
     "bad-profile",
     "unknown-target",
+    "bad-config",
+    "missing-golden",
     "slot-mismatch",
     "unknown-param",
     "bad-param-value",
