@@ -12,7 +12,8 @@ from rich.text import Text
 from ..cards.loader import card_adapter
 from ..catalogue.catalogue import load_catalogue
 from ..catalogue.checks import check_catalogue
-from ..docs.describe import card_detail, card_summary, pseudo_code
+from ..docs.describe import card_detail, card_summary, expansion_code, pseudo_code, skeleton_expansion
+from ..flow import FlowError, Unavailable
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.text import plain
 from .app import main
@@ -28,16 +29,21 @@ from .common import (
 __all__ = ["list_cmd", "show_cmd", "validate_cmd", "schema_cmd"]
 
 
+def _tag_matches(tag: str, tags: list[str]) -> bool:
+    """A tag or a prefix of its dash-separated words: ``norm`` finds ``norm-linear-fused`` too."""
+    return any(t == tag or t.startswith(tag + "-") for t in tags)
+
+
 @main.command("list")
 @click.option("--kind", type=click.Choice(["atom", "skeleton"]), help="Only atoms or only skeletons.")
-@click.option("--tag", help="Only cards with this tag.")
+@click.option("--tag", help="Only cards with this tag (or a tag it begins: norm finds norm-linear-fused).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 @handle_errors
 def list_cmd(ctx: click.Context, kind: str | None, tag: str | None, as_json: bool) -> None:
     """List the cards of the catalogue."""
     cat = catalogue(ctx)
-    cards = [c for c in cat.sorted_cards() if (kind is None or c.kind == kind) and (tag is None or tag in c.tags)]
+    cards = [c for c in cat.sorted_cards() if (kind is None or c.kind == kind) and (tag is None or _tag_matches(tag, c.tags))]
     if tag is not None and not cards:
         tags = sorted({t for c in cat.cards.values() for t in c.tags})
         raise PatternGenError(Problem("unknown-card", f"no card has the tag {tag!r}; tags: {', '.join(tags)}" + did_you_mean(tag, tags)))
@@ -74,13 +80,19 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
     detail = card_detail(cat, card)
     if card.kind == "atom":
         detail["flow_code"] = pseudo_code(cat, card)
+    else:
+        try:
+            detail["flow_code"] = expansion_code(skeleton_expansion(cat, card))
+        except (FlowError, Unavailable) as exc:
+            detail["flow_code"] = [{"label": "(not available)", "unit": "", "hoist": False, "lines": [str(exc)]}]
     if as_json:
         click.echo(json.dumps(detail, indent=2, default=str))
         return
     # everything below quotes the card (titles, docs, rules: "List[int]"): printed as Text, never markup
     out.print(Text.assemble((card.id, "bold"), " ", card.title, "  ", (f"({card.kind}; {', '.join(card.tags)})", "dim")))
     out.print(literal(card.summary.strip()))
-    out.print(literal(f"flow: {' -> '.join(card.flow)}   upstream: {' -> '.join(card.upstream_flow)}"))
+    out.print(literal(f"flow: {' -> '.join(card.flow)}   (the CV order of the stages this card builds, default parameters)"))
+    out.print(literal(f"upstream_flow: {' -> '.join(card.upstream_flow)}   (the upstream operator's order; where they differ, 'left out' says why)"))
     out.print(literal(f"file: {detail['file']}", "dim"), soft_wrap=True)  # a path folded at 80 columns cannot be copied
     params = Table(title="Parameters", title_justify="left")
     for col in ("name", "type", "choices", "default", "from", "meaning"):
@@ -96,13 +108,12 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
         for r in detail[group]:
             add_literal_row(t, r["name"], "[" + ", ".join(r["shape"]) + "]", plain(r["dtype"]), r["role"], r["when"] or "")
         out.print(t)
-    if card.kind == "atom":
-        out.print("[bold]Compute flow[/bold] (default parameters)")
-        for s in detail["flow_code"]:
-            out.print(literal(f"  [{s['unit']}] {s['label']}{'  (hoisted before the loop)' if s['hoist'] else ''}"))
-            for line in s["lines"]:
-                out.print(literal(f"      {line}"))
-    else:
+    out.print("[bold]Compute flow[/bold] (default parameters" + ("" if card.kind == "atom" else ", the slot's default atom") + ")")
+    for s in detail["flow_code"]:
+        out.print(literal(f"  [{s['unit']}] {s['label']}{'  (hoisted before the loop)' if s['hoist'] else ''}"))
+        for line in s["lines"]:
+            out.print(literal(f"      {line}"))
+    if card.kind != "atom":
         slot = detail["slot"]
         out.print(Text.assemble(("Slot", "bold"), f" {slot['name']}: accepts {', '.join(slot['accepts'])} (default {slot['default']})"))
         for f in detail["fixed_stages"]:

@@ -24,6 +24,7 @@ from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.manifest import split_params
 from ..plan.naming import explain as explain_name
 from ..plan.options import parse_option_arg
+from ..plan.request import parse_tile
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.text import plain, utilisation
@@ -125,6 +126,7 @@ def _request(
     options: tuple[str, ...],
     name: str | None,
     target: str | None = None,
+    tiles: tuple[str, ...] = (),
 ) -> Request:
     bare, staged = split_params(pairs(params, "--param"))
     opts = dict(parse_option_arg(o) for o in options)
@@ -138,6 +140,7 @@ def _request(
         options=opts,
         name=name,
         target=None if target in (None, DEFAULT_TARGET) else target,
+        tiles=dict(parse_tile(text) for text in tiles),
     )
 
 
@@ -148,6 +151,7 @@ def _request(
 @click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Model dim, e.g. K=1024.")
 @click.option("--platform", default=None, help="Platform profile (default a2a3).")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
+@click.option("--tile", "tiles", multiple=True, metavar="LABEL=RxC", help="Tile of a stage: LABEL=8x4096 (vec) or LABEL=m:32x32,k:128x256,n:128x256 (cube); checked, never shrunk.")
 @click.option("--target", default=None, help=f"Code-generation target: {', '.join(TARGETS)} (default {DEFAULT_TARGET}).")
 @click.option("--out", "out_dir", default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
 @click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
@@ -166,6 +170,7 @@ def new_cmd(
     dims: tuple[str, ...],
     platform: str | None,
     options: tuple[str, ...],
+    tiles: tuple[str, ...],
     target: str | None,
     out_dir: str | None,
     name: str | None,
@@ -178,7 +183,7 @@ def new_cmd(
     """Compose a skeleton with atoms and write a kernel, its golden and its test."""
     cat = catalogue(ctx)
     settings = project()
-    req = _request(skeleton, atoms, params, dims, platform or settings.platform, options, name, target or settings.target)
+    req = _request(skeleton, atoms, params, dims, platform or settings.platform, options, name, target or settings.target, tiles)
     out_root = _check_out(out_dir if out_dir is not None else str(settings.kernels))
     if dry_run:
         plan = resolve(cat, req)
@@ -228,18 +233,44 @@ def new_cmd(
         sys.exit(1)
 
 
+def find_instance(name_or_dir: str) -> Path:
+    """An instance folder given as a path, or by name under the project's kernels/ and generated/."""
+    given = Path(name_or_dir)
+    if given.is_dir():
+        return given
+    settings = project()
+    candidates = [root / name_or_dir for root in (settings.kernels, settings.generated)]
+    found = [c for c in candidates if (c / "instance.json").is_file()]
+    if found:
+        return found[0]
+    looked = ", ".join(str(c.parent) for c in candidates)
+    raise PatternGenError(Problem("bad-path", f"no such instance folder: {name_or_dir} (not a folder, and no instance of that name in {looked})"))
+
+
 @main.command("run")
-@click.argument("instance_dir", type=click.Path(file_okay=False))
+@click.argument("instance")
 @click.option("--T", "T", type=int, default=None, help="Token count (default: the test's first T).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--profile", type=click.Path(dir_okay=False), default=None, help="Write the simulated timeline (Chrome Trace Event JSON).")
+@click.option(
+    "--profile",
+    type=click.Path(dir_okay=False),
+    default=None,
+    is_flag=False,
+    flag_value="",
+    help="Write the simulated timeline (Chrome Trace Event JSON); alone: build/traces/<instance>-T<T>.json.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def run_cmd(instance_dir: str, T: int | None, seed: int, profile: str | None, as_json: bool) -> None:
-    """Run an instance on random inputs against its golden and print the cost estimate."""
-    folder = Path(instance_dir)
-    if not folder.is_dir():
-        raise PatternGenError(Problem("bad-path", f"no such instance folder: {instance_dir}"))
+def run_cmd(instance: str, T: int | None, seed: int, profile: str | None, as_json: bool) -> None:
+    """Run an instance (a folder, or a name under kernels/ or generated/) on random inputs against
+    its golden and print the cost estimate."""
+    folder = find_instance(instance)
+    if profile == "":  # --profile alone: a place no repository tracks
+        meta = read_instance(folder)
+        t_label = T if T is not None else (meta.get("test_T") or ["default"])[0]
+        trace = (project().root or Path.cwd()) / "build" / "traces" / f"{folder.name}-T{t_label}.json"
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        profile = str(trace)
     result = run_instance(folder, T=T, seed=seed, profile=profile)
     if as_json:
         click.echo(strict_json(result.as_dict()))
@@ -275,6 +306,26 @@ def _check_buildable(cat: Any, name: str, decoded: dict[str, Any]) -> None:
         raise PatternGenError(Problem("bad-name", f"{name!r} decodes, but pattern-gen new refuses that combination: {reasons}")) from None
 
 
+def _named_instance(name: str) -> dict[str, Any] | None:
+    """A ``--name``d instance cannot be decoded from its name: read its instance.json instead."""
+    try:
+        folder = find_instance(name.strip().rstrip("/"))
+    except PatternGenError:
+        return None
+    meta = read_instance(folder)
+    return {
+        "skeleton": meta.get("skeleton"),
+        "atom": (meta.get("atoms") or {}).get("resolved"),
+        "params": dict(meta.get("params") or {}),
+        "dims": dict(meta.get("dims") or {}),
+        "stage_params": dict(meta.get("stage_params") or {}),
+        "unroll": meta.get("unroll"),
+        "platform": meta.get("platform"),
+        **({"target": meta["target"]} if meta.get("target") else {}),
+        "from": str(folder / "instance.json"),
+    }
+
+
 @main.command("explain")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True)
@@ -283,8 +334,10 @@ def _check_buildable(cat: Any, name: str, decoded: dict[str, Any]) -> None:
 def explain_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     """Decode an instance name into its skeleton, atom, parameters, dims and stage settings."""
     cat = catalogue(ctx)
-    decoded = explain_name(cat, name.strip().rstrip("/").split("/")[-1])
-    _check_buildable(cat, name, decoded)
+    decoded = _named_instance(name)
+    if decoded is None:
+        decoded = explain_name(cat, name.strip().rstrip("/").split("/")[-1])
+        _check_buildable(cat, name, decoded)
     if as_json:
         click.echo(json.dumps(decoded, indent=2, default=str))
         return

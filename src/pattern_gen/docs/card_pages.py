@@ -6,21 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ptosim.machine import DEFAULT_PLATFORM
-
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
 from ..flow import (
-    Expansion,
     FlowError,
     Unavailable,
     expand_atom,
-    expand_skeleton,
-    skeleton_env,
 )
 from ..plan.kernel_plan import KernelPlan
 from ..vocab.predicates import AllOf, AnyOf, Match, Not
-from .describe import card_detail, expansion_code, pseudo_code
+from .describe import card_detail, expansion_code, pseudo_code, skeleton_expansion
 from .markdown import card_link, fmt, table
 from .svg import flow_svg
 
@@ -53,16 +48,6 @@ def _flow_stages(stages: Iterable[Any]) -> list[dict[str, Any]]:
     return [{"label": s.label, "unit": s.unit, "card": s.card, "hoist": s.hoist} for s in stages if s.compute]
 
 
-def _skeleton_expansion(cat: Catalogue, card: m.SkeletonCard) -> Expansion:
-    """The skeleton with its default slot atom and parameters, on a2a3 (or the first platform)."""
-    slot = next(iter(card.slots.values()))
-    atom = cat.cards[slot.default]
-    params = cat.slot_param_defaults(card, atom.id)
-    profile = cat.platforms.get(DEFAULT_PLATFORM) or next(iter(cat.platforms.values()))
-    env = skeleton_env(atom, params, profile.name, card.loop.candidates[0])
-    return expand_skeleton(cat, card, env, atom, params, {}, profile)
-
-
 def _atom_variants(cat: Catalogue, card: m.AtomCard) -> list[tuple[str, list[dict[str, Any]]]]:
     defaults = cat.param_defaults(card.id)
     variants = [(v.name, _env_for(v.when, defaults)) for v in card.variants] or [("default parameters", defaults)]
@@ -90,7 +75,7 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
             stages = []
         svg = flow_svg(stages, title=f"{card.id} CV flow (default parameters)")
     else:
-        exp = _skeleton_expansion(cat, card)
+        exp = skeleton_expansion(cat, card)
         stages = _flow_stages(exp.prologue + exp.stages)
         svg = flow_svg(stages, title=f"{card.id} CV flow with {next(iter(card.slots.values())).default}", loop=f"{card.loop.kind}(…, unroll_list=[u]) over {card.token_axis}")
     md = [

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptosim.machine import DEFAULT_PLATFORM
+
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
-from ..flow import COp, Expansion, FlowError, ScalarArg, Unavailable, Var, expand_atom
+from ..flow import COp, Expansion, FlowError, ScalarArg, Unavailable, Var, expand_atom, expand_skeleton, skeleton_env
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
 from ..vocab.predicates import TRUE
@@ -247,6 +249,16 @@ def pseudo_code(cat: Catalogue, card: Any, params: dict[str, Any] | None = None)
     except (FlowError, Unavailable) as exc:
         return [{"label": "(not available)", "unit": "", "hoist": False, "lines": [str(exc)]}]
     return expansion_code(exp)
+
+
+def skeleton_expansion(cat: Catalogue, card: Any) -> Expansion:
+    """The skeleton with its default slot atom and parameters, on the default platform (or the first)."""
+    slot = next(iter(card.slots.values()))
+    atom = cat.cards[slot.default]
+    params = cat.slot_param_defaults(card, atom.id)
+    profile = cat.platforms.get(DEFAULT_PLATFORM) or next(iter(cat.platforms.values()))
+    env = skeleton_env(atom, params, profile.name, card.loop.candidates[0])
+    return expand_skeleton(cat, card, env, atom, params, {}, profile)
 
 
 def expansion_code(exp: Expansion) -> list[dict[str, Any]]:

@@ -32,6 +32,8 @@ class Request:
     name: str | None = None
     #: the code-generation target (``emit/targets``); None: the default
     target: str | None = None
+    #: ``--tile`` overrides by stage label: ``[rows, cols]`` (vec) or ``{"m": [..], "k": [..], "n": [..]}``
+    tiles: dict[str, Any] = field(default_factory=dict)
 
     def command(self) -> str:
         """The ``pattern-gen new`` command line that makes this request."""
@@ -49,6 +51,9 @@ class Request:
             parts.append(f"--platform {self.platform}")
         for k, v in self.options.items():
             parts.append(f"--option '{k}={yaml_word(v)}'")
+        for label, tile in self.tiles.items():
+            text = ",".join(f"{k}:{'x'.join(map(str, v))}" for k, v in tile.items()) if isinstance(tile, dict) else "x".join(map(str, tile))
+            parts.append(f"--tile {label}={text}")
         if self.target:
             parts.append(f"--target {self.target}")
         if self.name:
@@ -139,7 +144,7 @@ class KernelPlan:
         """The instance name: the request's ``--name``, else derived from the plan (``naming``)."""
         return self.request.name or instance_name(
             self.naming, self.skeleton, self.atom, self.params, self.param_defaults, self.unroll,
-            self.platform, self.dims, self.dim_defaults, self.stage_params, self.target,
+            self.platform, self.dims, self.dim_defaults, self.stage_params, self.target, self.request.tiles,
         )
 
     @property

@@ -10,6 +10,8 @@ not the default (``…-pypto``). Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Any, Mapping
 
@@ -71,6 +73,7 @@ def instance_name(
     dim_defaults: Mapping[str, int],
     stage_params: Mapping[str, Mapping[str, Any]],
     target: str = DEFAULT_TARGET,
+    tiles: Mapping[str, Any] | None = None,
 ) -> str:
     values = {**params, "unroll": unroll, "platform": platform}
     tokens = [card_token(skeleton), card_token(atom)]
@@ -88,6 +91,9 @@ def instance_name(
     for stage in sorted(stage_params):
         for name in sorted(stage_params[stage]):
             tokens.append(f"{stage}.{_value_token(naming, name, stage_params[stage][name])}")
+    if tiles:  # a digest: tile shapes do not spell well in a name; instance.json has them
+        digest = hashlib.sha256(json.dumps(tiles, sort_keys=True).encode()).hexdigest()[:6]
+        tokens.append(f"tiles{digest}")
     if target != DEFAULT_TARGET:  # the default target is no token: one kernel, one name
         tokens.append(target)
     return "-".join(tokens)
@@ -164,6 +170,10 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
         if token in TARGETS:
             once("target", token)
             result["target"] = token
+            continue
+        if re.fullmatch(r"tiles[0-9a-f]{6}", token):
+            once("tiles", token)
+            result["tiles"] = f"--tile overrides (digest {token[5:]}; the instance's instance.json lists them)"
             continue
         m = re.fullmatch(r"u(\d+)", token)
         if m:

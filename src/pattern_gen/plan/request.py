@@ -21,7 +21,7 @@ from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from .kernel_plan import Request
 
-__all__ = ["Coerced", "coerce_request", "coerce_param", "DEFAULT_PLATFORM", "NAME_RE", "MAX_DIM", "MAX_NAME"]
+__all__ = ["Coerced", "coerce_request", "coerce_param", "parse_tile", "DEFAULT_PLATFORM", "NAME_RE", "MAX_DIM", "MAX_NAME"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=-]*$")
 
@@ -285,3 +285,41 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
     if problems:
         raise PatternGenError(problems)
     return Coerced(skeleton, atom, notes, params, defaults, stages, dims, platform, unroll, target)
+
+
+_TILE_HELP = "--tile LABEL=RxC for a vec tile, or LABEL=m:AxB,k:CxD[xE],n:FxG for a cube tile"
+
+
+def parse_tile(text: str) -> tuple[str, Any]:
+    """``LABEL=8x4096`` -> ``(LABEL, [8, 4096])``; ``LABEL=m:32x32,k:128x256,n:128x256`` ->
+    ``(LABEL, {"m": [32, 32], "k": [128, 256], "n": [128, 256]})``."""
+    label, sep, spec = text.partition("=")
+    label, spec = label.strip(), spec.strip().replace(" ", "")
+
+    def bad(why: str) -> PatternGenError:
+        return PatternGenError(Problem("bad-param-value", f"--tile {text[:80]!r}: {why}; {_TILE_HELP}"))
+
+    def ints(part: str) -> list[int]:
+        try:
+            values = [int(v) for v in part.split("x")]
+        except ValueError:
+            raise bad(f"{part!r} is not numbers joined by x") from None
+        if not values or any(v <= 0 or v > MAX_DIM for v in values):
+            raise bad(f"tile sizes must be between 1 and {MAX_DIM}")
+        return values
+
+    if not sep or not label or not spec:
+        raise bad("expected LABEL=SHAPE")
+    if ":" not in spec:
+        return label, ints(spec)
+    cube: dict[str, list[int]] = {}
+    for part in spec.split(","):
+        axis, _, values = part.partition(":")
+        if axis not in ("m", "k", "n") or axis in cube:
+            raise bad(f"axis {axis!r}: give each of m, k, n once")
+        cube[axis] = ints(values)
+    if set(cube) != {"m", "k", "n"}:
+        raise bad("a cube tile needs m, k and n")
+    if len(cube["m"]) != 2 or len(cube["n"]) != 2 or len(cube["k"]) not in (2, 3):
+        raise bad("m and n take L0xL1, k takes L0xL1 or L0xL1AxL1B")
+    return label, {"m": cube["m"], "k": cube["k"], "n": cube["n"]}

@@ -22,7 +22,7 @@ from ..flow import (
     expand_skeleton,
     skeleton_env,
 )
-from ..vocab.errors import PatternGenError, Problem
+from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.expr import ExprError
 from .kernel_plan import KernelPlan, Request
 from .options import plan_options
@@ -61,9 +61,13 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     example_t = 2 * c.unroll
     values = {**c.dims, skeleton.loop.factor: c.unroll, skeleton.token_axis: example_t, skeleton.loop.index: 0}
     exp = _expand(cat, c, env, values)
+    labels = [s.label for s in exp.prologue + exp.stages]
+    unknown = [label for label in req.tiles if label not in labels]
+    if unknown:
+        raise PatternGenError([Problem("tile-unfit", f"--tile {label}: no stage has that label; stages: {', '.join(labels)}" + did_you_mean(label, labels)) for label in unknown])
     try:
-        prologue = [fit_stage(cat, skeleton, s, values, profile) for s in exp.prologue]
-        stages = [fit_stage(cat, skeleton, s, values, profile) for s in exp.stages]
+        prologue = [fit_stage(cat, skeleton, s, values, profile, req.tiles.get(s.label)) for s in exp.prologue]
+        stages = [fit_stage(cat, skeleton, s, values, profile, req.tiles.get(s.label)) for s in exp.stages]
     except ExprError as exc:
         raise PatternGenError(Problem("bad-dim", f"{skeleton.id}: {exc}")) from None
     used = list(dict.fromkeys(exp.cards_used))

@@ -11,6 +11,7 @@ from ptosim.platform import Profile
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
 from ..flow import CStage, tensor_decl
+from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import evaluate, parse, simplify, substitute
 from ..vocab.ops import CUBE_OPS
 from .kernel_plan import StagePlan, TensorPlan
@@ -35,11 +36,22 @@ def _tile_advice(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, kind: 
     return None, {}
 
 
-def fit_stage(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, values: Mapping[str, int], profile: Profile) -> StagePlan:
+def fit_stage(
+    cat: Catalogue,
+    skeleton: m.SkeletonCard,
+    stage: CStage,
+    values: Mapping[str, int],
+    profile: Profile,
+    override: Any = None,
+) -> StagePlan:
+    """The stage's tile: ``override`` (``--tile``) if given — refused, not shrunk, when the platform
+    does not take it — else the card's advice fitted to the platform."""
     vec = cube = None
     notes: list[str] = []
     has_cube = any(op.op in CUBE_OPS for op in stage.ops)
     uses = vec_uses(stage, values)
+    if override is not None:
+        return _overridden(stage, uses, has_cube, override, profile)
     if has_cube:
         advice, _ = _tile_advice(cat, skeleton, stage, "cube")
         start = advice.cube.model_dump() if advice is not None and advice.cube is not None else dict(_DEFAULT_CUBE)
@@ -57,6 +69,30 @@ def fit_stage(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, values: M
         vec, fit = fit_vec_tile(stage.label, uses, start, profile)
         notes += fit
     return StagePlan(stage.label, stage.unit, stage.card, stage.title, stage.hoist, vec, cube, notes, stage)
+
+
+def _overridden(stage: CStage, uses: Any, has_cube: bool, override: Any, profile: Profile) -> StagePlan:
+    is_cube = isinstance(override, Mapping)
+    if is_cube != has_cube or (not has_cube and not uses):
+        want = "a cube tile m:AxB,k:CxD,n:ExF" if has_cube else "a vec tile RxC" if uses else "no tile (it moves data only)"
+        raise PatternGenError(Problem("tile-unfit", f"--tile {stage.label}: the stage takes {want}"))
+    if is_cube:
+        fitted, fit = fit_cube_tile(stage.label, stage.ops, {k: list(v) for k, v in override.items()}, profile)
+        same = all(list(fitted[k]) == list(override[k]) for k in override)
+    else:
+        fitted, fit = fit_vec_tile(stage.label, uses, list(override), profile)
+        same = list(fitted) == list(override)
+    if not same:
+        raise PatternGenError(Problem("tile-unfit", f"--tile {stage.label}={_tile_text(override)} does not fit {profile.name}: " + "; ".join(fit)))
+    notes = [f"tile {_tile_text(override)} from --tile"]
+    vec, cube = (None, fitted) if is_cube else (fitted, None)
+    return StagePlan(stage.label, stage.unit, stage.card, stage.title, stage.hoist, vec, cube, notes, stage)
+
+
+def _tile_text(tile: Any) -> str:
+    if isinstance(tile, Mapping):
+        return ",".join(f"{k}:{'x'.join(map(str, v))}" for k, v in tile.items())
+    return "x".join(map(str, tile))
 
 
 def tensor_plans(decls: Mapping[str, m.TensorDecl], exp_types: Mapping[str, Any], env: Mapping[str, Any], values: Mapping[str, int], token: str) -> list[TensorPlan]:
