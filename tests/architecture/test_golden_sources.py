@@ -19,3 +19,15 @@ def test_composition_imports_alone(path, monkeypatch) -> None:
     spec.loader.exec_module(module)
     assert callable(module.make_inputs) and callable(module.golden)
     sys.modules.pop("atoms", None)
+
+
+def test_every_shipped_atom_names_its_reference() -> None:
+    """A shipped atom without an entry would be treated as a team's own and need golden/AT-NN.py."""
+    from pattern_gen.catalogue import load_catalogue
+    from pattern_gen.emit.references import ATOM_REFERENCES, reference_signature
+
+    cat = load_catalogue([])
+    atoms = {c.id for c in cat.atoms()}
+    assert atoms <= set(ATOM_REFERENCES), f"no reference function named for {sorted(atoms - set(ATOM_REFERENCES))}"
+    for function in set(ATOM_REFERENCES.values()):
+        assert reference_signature(function).startswith(f"def {function}(")

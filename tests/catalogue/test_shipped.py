@@ -110,7 +110,9 @@ def test_list_kind_filter(cli):
 
 
 def test_list_tag_filter(cli):
-    assert [r["id"] for r in _list(cli, "--tag", "norm")] == ["AT-03"]
+    # a tag matches itself and the tags it begins (norm -> norm-linear-fused, norm-linear-quant-fused)
+    assert [r["id"] for r in _list(cli, "--tag", "norm")] == ["AT-03", "AT-10", "AT-11"]
+    assert [r["id"] for r in _list(cli, "--tag", "norm-linear-quant")] == ["AT-11"]
     assert [r["id"] for r in _list(cli, "--tag", "projection")] == ["SK-03", "SK-04", "SK-05"]
     assert [r["id"] for r in _list(cli, "--kind", "atom", "--tag", "quant")] == ["AT-05"]
 

@@ -91,7 +91,9 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
         "",
         card.summary.strip(),
         "",
-        f"![CV flow of {card.id}](../assets/{card.id}-flow.svg)",
+        f"<small>also: {card.id.replace('-', '').lower()}, {card.id.replace('-', '')}</small>",  # the site search splits on '-'
+        "",
+        f"[![CV flow of {card.id}](../assets/{card.id}-flow.svg)](../assets/{card.id}-flow.svg){{ title=\"open full size\" }}",
         "",
     ]
     if card.examples:

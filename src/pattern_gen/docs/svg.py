@@ -6,6 +6,7 @@ the same bytes, so the committed docs only change when the cards or the plans do
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Sequence
 from xml.sax.saxutils import escape
 
@@ -26,16 +27,42 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _lines(text: str, width: int) -> list[str]:
+    """``text`` broken at dots and spaces into lines of at most ``width`` characters
+    (at most two; the second is shortened only when the label is very long)."""
+    parts = re.findall(r"[^. ]+[. ]?", text) or [text]
+    lines = [""]
+    for part in parts:
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    if len(lines) > 2:
+        lines = [lines[0], _short("".join(lines[1:]), width)]
+    return [_short(line, width) for line in lines]
+
+
+#: boxes per row: a row fits the ~690 px content column of the docs theme at its natural size
+FLOW_ROW = 4
+
+
 def flow_svg(stages: Sequence[dict[str, Any]], *, title: str, loop: str | None = None) -> str:
-    """Boxes for the stages (V blue, C orange) with arrows; hoisted stages sit before the loop.
+    """Boxes for the stages (V blue, C orange) with arrows, wrapped into rows of ``FLOW_ROW`` so the
+    picture is readable at page width; hoisted stages get their own row(s) before the loop's.
 
     ``stages``: dicts with ``label``, ``unit``, ``card`` and ``hoist``.
     """
-    box_w, box_h, gap, pad = 150, 54, 34, 16
-    n = max(1, len(stages))
-    width = pad * 2 + n * box_w + (n - 1) * gap
-    height = 150 if loop else 120
-    top = 52 if loop else 36
+    box_w, box_h, gap, pad, row_gap = 148, 62, 26, 16, 40
+    hoisted = [s for s in stages if s.get("hoist")]
+    looped = [s for s in stages if not s.get("hoist")]
+    rows = [hoisted[i:i + FLOW_ROW] for i in range(0, len(hoisted), FLOW_ROW)]
+    loop_row = len(rows)
+    rows += [looped[i:i + FLOW_ROW] for i in range(0, len(looped), FLOW_ROW)] or ([] if rows else [[]])
+    cols = max(1, max(len(r) for r in rows))
+    width = pad * 2 + cols * box_w + (cols - 1) * gap
+    top = 40
+    row_h = box_h + row_gap
+    loop_gap = 22 if loop and looped else 0
+    height = top + len(rows) * row_h + loop_gap + 14
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
@@ -45,30 +72,45 @@ def flow_svg(stages: Sequence[dict[str, Any]], *, title: str, loop: str | None =
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         _text(pad, 20, title, size=13, anchor="start", weight="bold"),
     ]
-    loop_start = next((i for i, s in enumerate(stages) if not s.get("hoist")), None)
-    if loop and loop_start is not None:
-        x0 = pad + loop_start * (box_w + gap) - 8
-        x1 = pad + n * box_w + (n - 1) * gap + 8
+
+    def row_y(r: int) -> float:
+        return top + r * row_h + (loop_gap if r >= loop_row else 0)
+
+    if loop and looped:
+        y0 = row_y(loop_row) - 18
+        y1 = row_y(len(rows) - 1) + box_h + 22
         parts.append(
-            f'<rect x="{x0:.1f}" y="{top - 16}" width="{x1 - x0:.1f}" height="{box_h + 34}" rx="8" fill="none" '
+            f'<rect x="{pad - 8}" y="{y0:.1f}" width="{width - 2 * pad + 16}" height="{y1 - y0:.1f}" rx="8" fill="none" '
             'stroke="#9ca3af" stroke-dasharray="5,4"/>'
         )
-        parts.append(_text(x0 + 8, top - 4, loop, size=11, anchor="start", fill="#4b5563"))
-    for i, s in enumerate(stages):
-        x = pad + i * (box_w + gap)
-        fill, stroke = UNIT_COLORS.get(s["unit"], UNIT_COLORS["S"])
-        y = top + 6
-        parts.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="6" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>')
-        parts.append(_text(x + box_w / 2, y + 20, f"{s['unit']} · {_short(s['label'], 18)}", size=12, weight="bold", fill=stroke))
-        parts.append(_text(x + box_w / 2, y + 38, _short(s.get("card", ""), 22), size=11, fill="#374151"))
-        if s.get("hoist"):
-            parts.append(_text(x + box_w / 2, y + box_h + 14, "before the loop", size=10, fill="#6b7280"))
-        if i:
-            ax = x - gap + 2
-            parts.append(
-                f'<line x1="{ax}" y1="{y + box_h / 2}" x2="{x - 3}" y2="{y + box_h / 2}" stroke="#6b7280" '
-                'stroke-width="1.5" marker-end="url(#arrow)"/>'
-            )
+        parts.append(_text(width - pad, y1 - 4, loop, size=11, anchor="end", fill="#4b5563"))
+    prev: tuple[float, float, int] | None = None  # (x, y, row) of the previous box
+    for r, row in enumerate(rows):
+        for i, s in enumerate(row):
+            x = pad + i * (box_w + gap)
+            y = row_y(r)
+            fill, stroke = UNIT_COLORS.get(s["unit"], UNIT_COLORS["S"])
+            parts.append(f'<rect x="{x}" y="{y:.1f}" width="{box_w}" height="{box_h}" rx="6" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>')
+            label = _lines(f"{s['unit']} · {s['label']}", 19)
+            parts.append(_text(x + box_w / 2, y + 17, label[0], size=12, weight="bold", fill=stroke))
+            if len(label) > 1:
+                parts.append(_text(x + box_w / 2, y + 32, label[1], size=12, weight="bold", fill=stroke))
+            parts.append(_text(x + box_w / 2, y + box_h - 9, _short(s.get("card", ""), 22), size=11, fill="#374151"))
+            if prev is not None:
+                px, py, pr = prev
+                if pr == r:
+                    parts.append(
+                        f'<line x1="{px + box_w + 2}" y1="{y + box_h / 2:.1f}" x2="{x - 3}" y2="{y + box_h / 2:.1f}" stroke="#6b7280" '
+                        'stroke-width="1.5" marker-end="url(#arrow)"/>'
+                    )
+                else:  # down to the next row: from under the last box to above the first
+                    mid = py + box_h + (y - py - box_h) / 2
+                    parts.append(
+                        f'<polyline points="{px + box_w / 2:.1f},{py + box_h + 2:.1f} {px + box_w / 2:.1f},{mid:.1f} '
+                        f'{x + box_w / 2:.1f},{mid:.1f} {x + box_w / 2:.1f},{y - 3:.1f}" fill="none" stroke="#6b7280" '
+                        'stroke-width="1.5" marker-end="url(#arrow)"/>'
+                    )
+            prev = (x, y, r)
     if not stages:
         parts.append(_text(width / 2, top + 30, "no stages", size=12))
     parts.append("</svg>")

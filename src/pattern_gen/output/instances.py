@@ -26,7 +26,7 @@ from ..emit.render import module_id, render_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
-from ..vocab.resources import package_patterns_dir
+from ..emit.references import ATOM_REFERENCES
 from .interpret import interpret_estimate
 from .writer import WriteReport, finalize, write_files
 
@@ -53,16 +53,8 @@ def golden_dirs(cat: Catalogue, card_id: str) -> list[Path]:
 
 
 def user_atoms(cat: Catalogue, plan: KernelPlan) -> list[str]:
-    """The atoms of a plan that are a team's own cards (not shipped): each needs its golden."""
-    shipped = package_patterns_dir().resolve()
-    out = []
-    for cid in plan.cards_used:
-        card = cat.cards.get(cid)
-        if card is None or card.kind != "atom":
-            continue
-        if shipped not in Path(cat.located[cid].file).resolve().parents:
-            out.append(cid)
-    return out
+    """The atoms of a plan with no shipped golden reference (a team's own cards): each needs its own."""
+    return [cid for cid in plan.cards_used if cid in cat.cards and cat.cards[cid].kind == "atom" and cid not in ATOM_REFERENCES]
 
 
 def render_plan(cat: Catalogue, plan: KernelPlan) -> dict[str, str]:
