@@ -9,6 +9,9 @@ keys, which ``safe_load`` silently collapses, are reported.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
@@ -51,21 +54,45 @@ def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def read_source(path: FilePath) -> str:
-    """A YAML file's text; an unreadable file or bytes that are not UTF-8 are one problem with the position."""
+#: cards, profiles, manifests and instance.json are kilobytes; a larger file is a mistake (or an attack)
+MAX_FILE_BYTES = 1 << 20
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def read_source(path: FilePath, limit: int = MAX_FILE_BYTES) -> str:
+    """A source file's text, checked before anything parses it: a regular file (not a FIFO, a
+    device or a symlink loop), at most ``limit`` bytes, UTF-8, no control characters. Each
+    refusal is one problem with the position."""
     file = str(path)
     try:
-        raw = path.read_bytes()
+        st = os.stat(path)
     except OSError as exc:
         raise PatternGenError(Problem("bad-path", f"cannot read the file: {exc.strerror or exc}", file)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PatternGenError(Problem("bad-path", "not a regular file (a folder, FIFO, device or socket); give a file", file))
+    if st.st_size > limit:
+        raise PatternGenError(Problem("bad-path", f"the file is {st.st_size} bytes, over the limit of {limit} bytes", file))
     try:
-        return raw.decode("utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise PatternGenError(Problem("bad-path", f"cannot read the file: {exc.strerror or exc}", file)) from None
+    if len(raw) > limit:  # grew while we looked
+        raise PatternGenError(Problem("bad-path", f"the file is over the limit of {limit} bytes", file))
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise PatternGenError(
             Problem("yaml-syntax", f"byte 0x{raw[exc.start]:02x} is not UTF-8; save the file as UTF-8", file, line, col)
         ) from None
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        col = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        raise PatternGenError(Problem("yaml-syntax", f"control character U+{ord(bad.group()):04X} in the text; remove it", file, line, col))
+    return text
 
 
 def load_located_file(path: FilePath) -> Located:

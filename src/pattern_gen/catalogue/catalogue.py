@@ -161,14 +161,14 @@ def card_files(folder: Path) -> list[Path]:
 
 
 def misnamed_card_files(folder: Path) -> list[Problem]:
-    """``.yml`` files named like cards (``AT-21-….yml``) where cards are read: skipped silently they
+    """``.yml``/``.YAML`` files named like cards (``AT-21-….yml``) where cards are read: skipped silently they
     would look like a lost card. Other ``.yml`` files (``mkdocs.yml``) are none of ours."""
     places = [d for d in (folder / "atoms", folder / "skeletons") if d.is_dir()] or [folder]
     return [
         Problem("bad-path", f"card files end in .yaml; this one is not read: rename it to {p.with_suffix('.yaml').name}", str(p))
         for d in places
-        for p in sorted(d.glob("*.yml"))
-        if _CARD_FILE.match(p.name)
+        for p in sorted(d.iterdir())
+        if p.suffix.lower() in (".yml", ".yaml") and p.suffix != ".yaml" and _CARD_FILE.match(p.name)
     ]
 
 

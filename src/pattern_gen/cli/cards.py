@@ -157,9 +157,15 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     (or file) is checked on top of the shipped catalogue, as ``--catalogue`` would add it."""
     folders = [Path(p) for p in paths if Path(p).is_dir()]
     files = [Path(p) for p in paths if Path(p).is_file()]
-    missing = [p for p in paths if not Path(p).exists()]
-    if missing:
-        raise PatternGenError([Problem("bad-path", f"no such file or folder: {p}") for p in missing])
+    missing = [Problem("bad-path", f"no such file or folder: {p}") for p in paths if not Path(p).exists()]
+    odd = [
+        Problem("bad-path", f"{p} is neither a card file nor a catalogue folder (a FIFO, device or socket?)")
+        for p in paths
+        if Path(p).exists() and not (Path(p).is_dir() or Path(p).is_file())
+    ]
+    unread = [Problem("bad-path", f"{p} is not a card file: cards are .yaml files") for p in paths if Path(p).is_file() and not p.endswith(".yaml")]
+    if missing or odd or unread:
+        raise PatternGenError(missing + odd + unread)
     whole = [f for f in folders if (f / "platforms").is_dir()]
     base = whole[0] if whole else None
     extra = catalogue_dirs(ctx) + [str(f) for f in folders if f != base]

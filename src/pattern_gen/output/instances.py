@@ -14,19 +14,22 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ptosim import cost
 from ptosim.errors import PtoSimError
 from ptosim.testing import compare, compare_rows
 
 from .. import __version__
+from ..cards.yamlsrc import read_source
 from ..catalogue.catalogue import Catalogue
+from ..emit.references import ATOM_REFERENCES
 from ..emit.render import module_id, render_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
-from ..emit.references import ATOM_REFERENCES
 from .interpret import interpret_estimate
 from .writer import WriteReport, finalize, write_files
 
@@ -139,17 +142,41 @@ class RunResult:
         }
 
 
+class InstanceMeta(BaseModel):
+    """The fields of ``instance.json`` that running an instance reads (the rest is informative)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1, max_length=255)
+    unroll: int = Field(default=1, ge=1)
+    test_T: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(default_factory=lambda: [1], min_length=1)
+    tolerances: dict[str, tuple[Annotated[float, Field(ge=0, allow_inf_nan=False)], Annotated[float, Field(ge=0, allow_inf_nan=False)], Annotated[float, Field(ge=0, le=1)]]] = Field(default_factory=dict)
+    loop: dict[str, Any] = Field(default_factory=dict)
+    target: str | None = None
+
+
 def read_instance(folder: Path) -> dict[str, Any]:
-    """The ``instance.json`` of an instance folder."""
+    """The ``instance.json`` of an instance folder, checked (a hand-corrupted file is one problem
+    naming the field, never a traceback later)."""
     meta = folder / "instance.json"
     if not meta.is_file():
         raise PatternGenError(Problem("instance", f"{folder} is not an instance folder (no instance.json)", str(folder)))
+    text = read_source(meta)
     try:
-        data = json.loads(meta.read_text(encoding="utf-8"))
-    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
-        raise PatternGenError(Problem("instance", f"instance.json is not valid JSON: {exc}", str(meta))) from None
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise PatternGenError(Problem("instance", f"instance.json is not valid JSON: {str(exc)[:120]}", str(meta))) from None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         raise PatternGenError(Problem("instance", f"instance.json is not a pattern-gen plan (no 'name'); {_REGENERATE}", str(meta)))
+    try:
+        checked = InstanceMeta.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            Problem("instance", f"instance.json: {'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']} (got {str(e.get('input'))[:60]}); {_REGENERATE}", str(meta))
+            for e in exc.errors()[:5]
+        ]
+        raise PatternGenError(problems) from None
+    data.update(checked.model_dump(include={"unroll", "test_T", "tolerances", "loop"}))
     return data
 
 
