@@ -6,6 +6,7 @@ exception if any, and the ``error: … [code]`` lines parsed into (text, code) p
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -13,7 +14,11 @@ from typing import Callable
 import pytest
 from click.testing import CliRunner
 
-from pattern_gen.cli import main
+# The CLI's consoles take their width when imported; pytest (xdist workers) may set COLUMNS=80,
+# which would fold long paths in tables. Tests read whole lines.
+os.environ["COLUMNS"] = "250"
+
+from pattern_gen.cli import main  # noqa: E402
 
 _PROBLEM = re.compile(r"^error: (?P<text>.*) \[(?P<code>[a-z][a-z0-9-]*)\]$")
 
