@@ -265,7 +265,8 @@ def load_catalogue(
     cat.dirs = dirs
     for folder in dirs:
         if not folder.is_dir():
-            problems.append(Problem("bad-path", f"catalogue folder {folder} does not exist", str(folder)))
+            what = "is not a folder" if folder.exists() else "does not exist"
+            problems.append(Problem("bad-path", f"catalogue folder {folder} {what}", str(folder)))
     meta = base if (base / "naming.yaml").is_file() else shipped
     renames_path = meta / "renames.yaml"
     if renames_path.is_file():

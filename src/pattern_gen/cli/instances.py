@@ -183,7 +183,7 @@ def new_cmd(
     """Compose a skeleton with atoms and write a kernel, its golden and its test."""
     cat = catalogue(ctx)
     settings = project()
-    req = _request(skeleton, atoms, params, dims, platform or settings.platform, options, name, target or settings.target, tiles)
+    req = _request(skeleton, atoms, params, dims, platform if platform is not None else settings.platform, options, name, target or settings.target, tiles)
     out_root = _check_out(out_dir if out_dir is not None else str(settings.kernels))
     if dry_run:
         plan = resolve(cat, req)

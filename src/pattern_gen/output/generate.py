@@ -20,7 +20,7 @@ from ..plan.manifest import Manifest, to_request, to_requests
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from .instances import render_plan
-from .writer import check_writes, compare_tree, content_ok, write_files
+from .writer import check_writes, compare_tree, content_ok, remove_stale_temporaries, write_files
 
 __all__ = ["GenerateResult", "LeftAlone", "generate", "plan_manifest", "refusal_failures"]
 
@@ -151,6 +151,8 @@ def _write(result: GenerateResult, rendered: dict[str, dict[str, str]], pattern:
     stale: list[Path] = []
     foreign: list[Path] = []
     problems: list[Problem] = []
+    for name in rendered:  # a killed earlier run's temporaries are ours to clean, not the user's
+        result.removed_files += remove_stale_temporaries(root / name)
     for name, files in rendered.items():
         problems += check_writes(root / name, files, force=force)
     if pattern is None and root.is_dir():

@@ -142,6 +142,10 @@ class RunResult:
         }
 
 
+#: the largest token count run takes (the golden allocates [T, hidden] tensors)
+MAX_T = 1 << 20
+
+
 class InstanceMeta(BaseModel):
     """The fields of ``instance.json`` that running an instance reads (the rest is informative)."""
 
@@ -188,12 +192,19 @@ def run_instance(
     ``estimate=False`` skips the cost model (a pass/fail check needs only the numbers)."""
     meta = read_instance(folder)
     T = int(T if T is not None else meta.get("test_T", [meta.get("unroll", 1)])[0])
-    if T < 1:
-        raise PatternGenError(Problem("instance", f"--T must be at least 1, got {T}"))
+    if not 1 <= T <= MAX_T:
+        raise PatternGenError(Problem("instance", f"--T must be between 1 and {MAX_T}, got {str(T)[:24]}"))
     if seed < 0:
         raise PatternGenError(Problem("instance", f"--seed must be 0 or more, got {seed}"))
-    if profile is not None and not Path(profile).resolve().parent.is_dir():
-        raise PatternGenError(Problem("bad-path", f"--profile {profile}: the folder {Path(profile).resolve().parent} does not exist"))
+    if profile is not None:
+        parent = Path(profile).resolve().parent
+        if not parent.is_dir():
+            raise PatternGenError(Problem("bad-path", f"--profile {profile}: the folder {parent} does not exist"))
+        try:  # find out now, not after the run: the file is written anyway
+            with open(profile, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise PatternGenError(Problem("bad-path", f"--profile {profile}: cannot write there: {exc.strerror or exc}")) from None
     kernel = load_instance_module(folder, "kernel")
     golden = load_instance_module(folder, "golden")
     result = RunResult(meta["name"], T, seed, passed=True)

@@ -125,8 +125,13 @@ def _plan_writes(folder: Path, files: Mapping[str, str], force: bool) -> tuple[W
     blocked = next((p for p in [folder, *folder.parents] if p.exists() and not p.is_dir()), None)
     if blocked is not None:
         raise PatternGenError(Problem("bad-path", f"cannot write into {folder}: {blocked} is a file, not a folder"))
+    if folder.is_symlink():  # writing through it would land outside the output folder
+        raise PatternGenError(Problem("bad-path", f"{folder} is a symlink (to {os.readlink(folder)}); pattern-gen writes only into real folders: remove the link"))
     for rel, text in sorted(files.items()):
         path = folder / rel
+        if path.is_symlink():
+            problems.append(Problem("bad-path", f"{path} is a symlink; pattern-gen does not write through links: remove it"))
+            continue
         if path.is_dir():
             problems.append(Problem("bad-path", f"cannot write {path}: a folder of that name is in the way"))
             continue
@@ -227,3 +232,14 @@ def sync_folder(folder: Path, files: Mapping[str, str]) -> tuple[int, int, int]:
                 path.unlink()
                 removed += 1
     return written, unchanged, removed
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Temporary files ``atomic_write`` left when a process was killed mid-write (``.name.XXXX.tmp``)."""
+    removed = []
+    if folder.is_dir() and not folder.is_symlink():
+        for path in sorted(folder.glob(".*.tmp")):
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+                removed.append(path)
+    return removed

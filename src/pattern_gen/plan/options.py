@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-import yaml
-
 from ptosim.errors import OptionError
 from ptosim.options import (
     PASS_KEYS,
@@ -22,12 +20,15 @@ from ptosim.options import (
 )
 
 from ..cards import model as m
+from ..cards.yamlsrc import load_located
 from ..flow import CUBE_OPS, CStage, Var
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 
 __all__ = ["OptionPlan", "plan_options", "parse_option_arg", "OPERATION_KEYS"]
 
 OPERATION_KEYS = ("combine_axis", "force_combine_axis")
+#: an option value is a number, a flag or a small dict; longer text is a mistake (or an attack)
+MAX_OPTION_TEXT = 200
 
 
 @dataclass
@@ -60,10 +61,14 @@ def parse_option_arg(text: str) -> tuple[str, Any]:
         raise PatternGenError(Problem("bad-option", f"--option {text!r}: expected key=value"))
     key, _, raw = text.partition("=")
     key = key.strip()
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError:
-        raise PatternGenError(Problem("bad-option", f"--option {key}: cannot read the value {raw!r} (YAML)")) from None
+    if len(raw) > MAX_OPTION_TEXT:
+        raise PatternGenError(Problem("bad-option", f"--option {key[:40]}: the value is {len(raw)} characters; option values are short (at most {MAX_OPTION_TEXT})"))
+    if not raw.strip():
+        return key, None
+    try:  # the checked YAML reader: aliases cannot expand past its node budget
+        value = load_located(raw, "--option").data
+    except PatternGenError:
+        raise PatternGenError(Problem("bad-option", f"--option {key[:40]}: cannot read the value {raw[:60]!r} (YAML)")) from None
     return key, value
 
 

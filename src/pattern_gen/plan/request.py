@@ -253,6 +253,8 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
     param_platform = given.pop("platform", None)
     if param_platform is not None and req.platform is not None and str(param_platform) != str(req.platform):
         problems.append(Problem("bad-param-value", f"--param platform={param_platform} contradicts --platform {req.platform}; give the platform once"))
+    if req.platform is not None and not str(req.platform).strip():
+        problems.append(Problem("unknown-platform", f"--platform is empty; platforms: {', '.join(sorted(cat.platforms))}"))
     platform = str(param_platform or req.platform or DEFAULT_PLATFORM)
     if platform not in cat.platforms:
         problems.append(Problem("unknown-platform", f"unknown platform {platform!r}; platforms: {', '.join(sorted(cat.platforms))}" + did_you_mean(platform, cat.platforms)))
