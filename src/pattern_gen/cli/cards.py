@@ -14,6 +14,8 @@ from ..catalogue.catalogue import load_catalogue
 from ..catalogue.checks import check_catalogue
 from ..docs.describe import card_detail, card_summary, expansion_code, pseudo_code, skeleton_expansion
 from ..flow import FlowError, Unavailable
+from ..output.generate import plan_manifest, refusal_failures
+from ..plan.manifest import load_manifest
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.text import plain
 from .app import main
@@ -23,6 +25,7 @@ from .common import (
     catalogue_dirs,
     handle_errors,
     literal,
+    manifest_path,
     out,
 )
 
@@ -171,6 +174,14 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     extra = catalogue_dirs(ctx) + [str(f) for f in folders if f != base]
     cat = load_catalogue(extra, files=files, base=base)
     problems = check_catalogue(cat)
+    manifest = manifest_path(ctx, None) if not paths or whole else None
+    if manifest is not None and manifest.is_file():  # the instances must still resolve with these cards
+        try:
+            loaded = load_manifest(manifest)
+            plan_manifest(cat, loaded)
+            problems += [Problem("manifest", f"refused entry: {f}", str(manifest)) for f in refusal_failures(cat, loaded)]
+        except PatternGenError as exc:
+            problems += exc.problems
     if problems:
         raise PatternGenError(problems)
     n_atoms, n_sk = len(cat.atoms()), len(cat.skeletons())
