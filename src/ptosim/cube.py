@@ -27,7 +27,7 @@ from .errors import DTypeError, PlatformError, ShapeError
 from .gemm import streamable, streamed_matmul
 from .lazy import GemmBatch
 from .machine import Machine, current_machine
-from .ops import _result, _require_tensor, _valid_of
+from .operands import new_tile, require_tensor, valid_of
 from .tensor import Tensor
 from .tiles import check_cube_op
 
@@ -79,20 +79,20 @@ def _round_out(acc: np.ndarray, out_dtype: DataType) -> np.ndarray:
 
 def _shapes(op: str, machine: Machine, a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> tuple[int, int, int, int]:
     if a.dim != b.dim or a.dim not in (2, 3, 4):
-        raise ShapeError(
+        machine.fail(
+            ShapeError,
             f"inputs must both be 2-D, 3-D or 4-D with the same rank; got {list(a.dims)} and {list(b.dims)}",
             code="rank-mismatch",
             op=op,
-            label=machine.label,
         )
     m, ka = (a.dims[-1], a.dims[-2]) if a_trans else (a.dims[-2], a.dims[-1])
     kb, n = (b.dims[-1], b.dims[-2]) if b_trans else (b.dims[-2], b.dims[-1])
     if ka != kb:
-        raise ShapeError(
+        machine.fail(
+            ShapeError,
             f"inner dims differ: A{'^T' if a_trans else ''} is [{m}, {ka}], B{'^T' if b_trans else ''} is [{kb}, {n}]",
             code="shape-mismatch",
             op=op,
-            label=machine.label,
             hint="check b_trans / the weight layout",
         )
     return m, ka, n, a.dim
@@ -102,8 +102,8 @@ def _out_valid(a: Tensor, b: Tensor, a_trans: bool, b_trans: bool, out_shape: tu
     """Rows valid in A and columns valid in B stay valid in the product."""
     if a.valid is None and b.valid is None:
         return None
-    rows = _valid_of(a)[-1 if a_trans else -2]
-    cols = _valid_of(b)[-2 if b_trans else -1]
+    rows = valid_of(a)[-1 if a_trans else -2]
+    cols = valid_of(b)[-2 if b_trans else -1]
     valid = out_shape[:-2] + (rows, cols)
     return None if valid == out_shape else valid
 
@@ -124,8 +124,8 @@ def matmul(
 ) -> Tensor:
     op = "matmul"
     machine = current_machine(op)
-    a = _require_tensor(input, op, "input")
-    b = _require_tensor(mat2, op, "mat2")
+    a = require_tensor(input, op, "input")
+    b = require_tensor(mat2, op, "mat2")
     out_dt = dtype_from_name(out_dtype)
     if c_matrix_nz:
         raise ShapeError("c_matrix_nz must be False: the output is always ND", code="argument", op=op)
@@ -142,11 +142,11 @@ def matmul(
         pairs = "; ".join(
             f"{pa.short} x {pb.short} -> {'/'.join(sorted(o.short for o in po))}" for pa, pb, po in profile.matmul_pairs
         )
-        raise DTypeError(
+        machine.fail(
+            DTypeError,
             f"{a.dtype.short} x {b.dtype.short} -> {out_dt.short} is not a legal operand pairing on {profile.name} ({pairs})",
             code="matmul-dtype",
             op=op,
-            label=machine.label,
             constraint="C-API-02",
             hint="cast the operands explicitly before the matmul",
         )
@@ -155,14 +155,14 @@ def matmul(
     acc_dtype = _INT32 if integer else _FP32
     cube = check_cube_op(machine, op, a.dtype, b.dtype, acc_dtype)
     if machine.tile.split_k and (out_dt not in (_FP32, _INT32) or extend):
-        raise ShapeError(
-            "enable_split_k needs an FP32/INT32 output and no extend_params", code="argument", op=op, label=machine.label
+        machine.fail(
+            ShapeError, "enable_split_k needs an FP32/INT32 output and no extend_params", code="argument", op=op
         )
     lhs = _operand(machine, a, a_trans, integer)
     if rank == 2 and not extend:
         # Deferred: joins the open batch of this B operand, one GEMM for all of them (lazy.py).
         out_shape = (m, n)
-        out = _result(machine, None, out_dt, _out_valid(a, b, a_trans, b_trans, out_shape), dims=out_shape)
+        out = new_tile(machine, None, out_dt, _out_valid(a, b, a_trans, b_trans, out_shape), dims=out_shape)
         key = ("matmul", b.uid, b.dims, b_trans, integer, out_dt)
         batch = machine.batches.get(key)
         if batch is None:
@@ -181,7 +181,7 @@ def matmul(
         if extend.get("relu_type") not in (None, "NO_RELU", 0):
             acc = np.maximum(acc, 0)
         out_shape = tuple(acc.shape)
-        out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, b, a_trans, b_trans, out_shape))
+        out = new_tile(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, b, a_trans, b_trans, out_shape))
     batch = int(np.prod(out_shape[:-2])) if rank > 2 else 1
     machine.emit(
         op,
@@ -205,14 +205,14 @@ def _expand_scale(scale: Tensor, rows: int, k: int, trans_layout: bool, name: st
     groups = -(-k // 64)
     expect = (groups, rows, 2) if trans_layout else (rows, groups, 2)
     if scale.dims != expect:
-        raise ShapeError(
+        machine.fail(
+            ShapeError,
             f"{name} has shape {list(scale.dims)}; expected {list(expect)} (K={k}, blocks of 32 paired)",
             code="shape-mismatch",
             op="scaled_mm",
-            label=machine.label,
         )
     if scale.dtype != DataType.DT_FP8E8M0:
-        raise DTypeError(f"{name} must be FP8E8M0, got {scale.dtype.short}", op="scaled_mm", label=machine.label)
+        machine.fail(DTypeError, f"{name} must be FP8E8M0, got {scale.dtype.short}", op="scaled_mm")
     s = to_float32(scale.data, scale.dtype)
     if trans_layout:
         s = np.swapaxes(s, 0, 1)
@@ -238,34 +238,34 @@ def scaled_mm(
     machine = current_machine(op)
     profile = machine.profile
     if not profile.has_feature("scaled_mm"):
-        raise PlatformError(
+        machine.fail(
+            PlatformError,
             f"scaled_mm (MX matmul) is not available on {profile.name}",
             op=op,
-            label=machine.label,
             hint="use an Ascend 950 profile (ascend950) or a BF16/INT8 matmul",
         )
-    a = _require_tensor(mat_a, op, "mat_a")
-    b = _require_tensor(mat_b, op, "mat_b")
+    a = require_tensor(mat_a, op, "mat_a")
+    b = require_tensor(mat_b, op, "mat_b")
     out_dt = dtype_from_name(out_dtype)
     if out_dt not in profile.matmul_outputs(a.dtype, b.dtype, scaled=True):
-        raise DTypeError(
+        machine.fail(
+            DTypeError,
             f"{a.dtype.short} x {b.dtype.short} -> {out_dt.short} is not a legal scaled_mm pairing on {profile.name}",
             code="matmul-dtype",
             op=op,
-            label=machine.label,
             constraint="C-API-02",
         )
     if a.dim != 2 or b.dim != 2:
-        raise ShapeError("scaled_mm takes 2-D operands", code="rank-mismatch", op=op, label=machine.label)
+        machine.fail(ShapeError, "scaled_mm takes 2-D operands", code="rank-mismatch", op=op)
     m, k, n, _ = _shapes(op, machine, a, b, a_trans, b_trans)
     cube = check_cube_op(machine, op, a.dtype, b.dtype, _FP32, k_align=profile.scaled_mm_k_align)
-    sa = _expand_scale(_require_tensor(scale_a, op, "scale_a"), m, k, scale_a_trans, "scale_a", machine)
-    sb = _expand_scale(_require_tensor(scale_b, op, "scale_b"), n, k, not scale_b_trans, "scale_b", machine)
+    sa = _expand_scale(require_tensor(scale_a, op, "scale_a"), m, k, scale_a_trans, "scale_a", machine)
+    sb = _expand_scale(require_tensor(scale_b, op, "scale_b"), n, k, not scale_b_trans, "scale_b", machine)
     lhs = _operand(machine, a, a_trans, False) * sa
     rhs_nk = _operand(machine, b, not b_trans, False) * sb  # [N, K]
     acc = lhs @ rhs_nk.T
     out_shape = tuple(acc.shape)
-    out = _result(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, b, a_trans, b_trans, out_shape))
+    out = new_tile(machine, _round_out(acc, out_dt), out_dt, _out_valid(a, b, a_trans, b_trans, out_shape))
     machine.emit(
         op,
         "C",

@@ -17,7 +17,7 @@ import functools
 import os
 import sys
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "PtoSimError",
@@ -166,9 +166,26 @@ class OptionError(PtoSimError):
 
 
 class PlatformError(PtoSimError):
-    """An unknown or malformed platform profile, or a feature the platform lacks."""
+    """An unknown or malformed platform profile, or a feature the platform lacks.
+
+    For a profile that breaks the schema: ``path`` is the key path of the first offending key
+    (e.g. ``("vec_rules", "footprint_factor")``) and ``problems`` lists every problem as
+    ``(key path, message)``; both are empty for other platform errors.
+    """
 
     default_code: ErrorCode = "platform"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: tuple[Any, ...] = (),
+        problems: list[tuple[tuple[Any, ...], str]] | None = None,
+        **context: Any,
+    ) -> None:
+        self.path: tuple[Any, ...] = tuple(path)
+        self.problems: list[tuple[tuple[Any, ...], str]] = list(problems or [])
+        super().__init__(message, **context)
 
 
 class PtoSimWarning(UserWarning):

@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, NoReturn, Sequence
 
 import numpy as np
 
@@ -88,6 +88,11 @@ class Machine:
     @property
     def tile(self) -> TileState:
         return self.tiles[-1]
+
+    def fail(self, error: type[PtoSimError], message: str, *, op: str, **context: Any) -> NoReturn:
+        """Raise ``error(message)`` for ``op`` with this call's semantic label (and ``code``,
+        ``constraint``, ``hint`` from ``context``); never chained to an exception being handled."""
+        raise error(message, op=op, label=self.label, **context) from None
 
     def emit(
         self,

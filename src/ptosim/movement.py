@@ -15,7 +15,7 @@ from .dtypes import DataType, dtype_from_name
 from .errors import DTypeError, ShapeError
 from .lazy import GemmBatch, PendingWrites
 from .machine import Machine, current_machine
-from .ops import _require_tensor, _result, _static_shape, _valid_arg, _valid_of
+from .operands import new_tile, require_tensor, static_shape, valid_arg, valid_of
 from .symbolic import concrete
 from .tensor import Tensor
 
@@ -33,27 +33,27 @@ def view(
     """A ``shape`` block of ``input`` at ``offsets``; past ``valid_shape`` it reads as zero."""
     op = "view"
     machine = current_machine(op)
-    src = _require_tensor(input, op, "input")
-    dims = _static_shape(shape, op)
+    src = require_tensor(input, op, "input")
+    dims = static_shape(shape, op)
     if len(dims) != src.dim or len(offsets) != src.dim:
-        raise ShapeError(
+        machine.fail(
+            ShapeError,
             f"view of a rank-{src.dim} tensor {src.name!r} needs rank-{src.dim} shape and offsets, "
             f"got shape {list(shape)}, offsets {list(offsets)}",
             code="rank-mismatch",
             op=op,
-            label=machine.label,
             constraint="C-DATA-02",
         )
     offs = tuple(concrete(o) for o in offsets)
-    valid = _valid_arg(valid_shape, dims, op, machine) or dims
-    src_valid = _valid_of(src)
+    valid = valid_arg(valid_shape, dims, op, machine) or dims
+    src_valid = valid_of(src)
     for i, (o, v, n) in enumerate(zip(offs, valid, src.dims)):
         if o < 0 or o + v > n:
-            raise ShapeError(
+            machine.fail(
+                ShapeError,
                 f"axis {i}: offset {o} + extent {v} exceeds {src.name!r} extent {n}",
                 code="out-of-bounds",
                 op=op,
-                label=machine.label,
                 constraint="C-DATA-02",
                 hint="pass valid_shape for a partial tail tile",
             )
@@ -74,7 +74,7 @@ def view(
         scale = src.dtype.nbytes / out_dtype.nbytes
         valid = valid[:-1] + (int(valid[-1] * scale),)
         dims = data.shape
-    out = _result(machine, data, out_dtype, valid if valid != tuple(dims) else None)
+    out = new_tile(machine, data, out_dtype, valid if valid != tuple(dims) else None)
     machine.emit(op, "S", [src.ref()], out.ref(), offsets=offs)
     return out
 
@@ -89,33 +89,33 @@ def assemble(input: Any, offsets: Any, out: Tensor | None = None, parallel: bool
             parallel = out
     else:
         pieces, target = [(input, offsets)], out
-    target = _require_tensor(target, op, "out")
+    target = require_tensor(target, op, "out")
     for piece, offs in pieces:
-        src = _require_tensor(piece, op, "input")
+        src = require_tensor(piece, op, "input")
         if src.dim != target.dim or len(offs) != target.dim:
-            raise ShapeError(
+            machine.fail(
+                ShapeError,
                 f"source rank {src.dim}, target {target.name!r} rank {target.dim}, {len(offs)} offsets; all must match",
                 code="rank-mismatch",
                 op=op,
-                label=machine.label,
                 constraint="C-DATA-02",
             )
         if src.dtype != target.dtype:
-            raise DTypeError(
+            machine.fail(
+                DTypeError,
                 f"source is {src.dtype.short} but {target.name!r} is {target.dtype.short}",
                 op=op,
-                label=machine.label,
                 hint="cast before assembling",
             )
         o = tuple(concrete(x) for x in offs)
-        valid = _valid_of(src)
+        valid = valid_of(src)
         for i, (oi, v, n) in enumerate(zip(o, valid, target.dims)):
             if oi < 0 or oi + v > n:
-                raise ShapeError(
+                machine.fail(
+                    ShapeError,
                     f"axis {i}: offset {oi} + valid extent {v} exceeds {target.name!r} extent {n}",
                     code="out-of-bounds",
                     op=op,
-                    label=machine.label,
                     constraint="C-DATA-02",
                 )
         _write(machine, target, tuple(slice(oi, oi + v) for oi, v in zip(o, valid)), src, tuple(slice(0, v) for v in valid))
@@ -142,31 +142,31 @@ def _write(machine: Machine, target: Tensor, dst: tuple[slice, ...], src: Tensor
 def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] | None = None, inplace: bool = False) -> Tensor:
     op = "reshape"
     machine = current_machine(op)
-    src = _require_tensor(input, op, "input")
+    src = require_tensor(input, op, "input")
     dims = list(shape)
     if -1 in dims:
         if dims.count(-1) > 1:
             raise ShapeError("at most one -1 in a reshape", op=op)
         known = int(np.prod([d for d in dims if d != -1]))
         dims[dims.index(-1)] = src.size // max(known, 1)
-    dims_t = _static_shape(dims, op)
+    dims_t = static_shape(dims, op)
     if int(np.prod(dims_t)) != src.size:
-        raise ShapeError(
+        machine.fail(
+            ShapeError,
             f"cannot reshape {list(src.dims)} ({src.size} elements) to {list(dims_t)}",
             code="shape-mismatch",
             op=op,
-            label=machine.label,
         )
-    valid = _valid_arg(valid_shape, dims_t, op, machine)
+    valid = valid_arg(valid_shape, dims_t, op, machine)
     if valid is None and src.valid is not None:
         if src.dims[0] == dims_t[0] and src.valid[1:] == src.dims[1:]:
             valid = (src.valid[0],) + dims_t[1:]
         else:
-            raise ShapeError(
+            machine.fail(
+                ShapeError,
                 f"reshape of a partially valid tensor (valid {list(src.valid)}) needs valid_shape",
                 code="valid-shape",
                 op=op,
-                label=machine.label,
                 constraint="C-DATA-04",
             )
     data = src.data.reshape(dims_t)

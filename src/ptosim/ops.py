@@ -20,8 +20,9 @@ from .cast import CastMode, SaturationMode, cast_array, is_exact, to_float32
 from .dtypes import DataType, dtype_from_name
 from .errors import DTypeError, ShapeError
 from .machine import Machine, current_machine
+from .operands import check_dtype, new_tile, require_tensor, static_shape, valid_arg, valid_of
 from .platform import OpKind
-from .symbolic import SymbolicScalar, concrete
+from .symbolic import SymbolicScalar
 from .tensor import Tensor
 from .tiles import check_vec_op
 
@@ -63,68 +64,16 @@ def store(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values.astype(dtype.np_dtype)  # two's-complement wrap, as the hardware's int ALU
 
 
-def _result(
-    machine: Machine,
-    data: np.ndarray | None,
-    dtype: DataType,
-    valid: tuple[int, ...] | None,
-    dims: tuple[int, ...] | None = None,
-) -> Tensor:
-    """A new tile result (``data=None`` with ``dims``: a deferred one, see lazy.py)."""
-    uid = machine.next_uid()
-    return Tensor.wrap(data, dtype, name=f"t{uid}", kind="tile", uid=uid, valid=valid, dims=dims)
-
-
-def _valid_of(t: Tensor) -> tuple[int, ...]:
-    return t.valid if t.valid is not None else t.dims
-
-
 def _broadcast_valid(out_shape: Sequence[int], tensors: Sequence[Tensor]) -> tuple[int, ...] | None:
     """Valid extent of an elementwise result: the smallest valid extent of the full-size operands."""
     if all(t.valid is None for t in tensors):
         return None
     valid = []
     for axis, n in enumerate(out_shape):
-        extents = [_valid_of(t)[axis] for t in tensors if t.dims[axis] == n]
+        extents = [valid_of(t)[axis] for t in tensors if t.dims[axis] == n]
         valid.append(min(extents) if extents else n)
     out = tuple(valid)
     return None if out == tuple(out_shape) else out
-
-
-def _check_dtype(machine: Machine, op: str, dtype: DataType, constraint: str | None = None) -> None:
-    profile = machine.profile
-    if not profile.supports_dtype(dtype):
-        raise DTypeError(
-            f"{dtype.short} is not supported on {profile.name}",
-            code="dtype-unsupported",
-            op=op,
-            label=machine.label,
-            hint=f"supported: {', '.join(sorted(d.short for d in profile.dtypes))}",
-        )
-    if not profile.op_accepts(op, dtype):
-        allowed = ", ".join(sorted(d.short for d in profile.op_dtypes[op]))
-        raise DTypeError(
-            f"{op} does not take {dtype.short} inputs on {profile.name} (accepts {allowed})",
-            code="dtype-unsupported",
-            op=op,
-            label=machine.label,
-            constraint=constraint or _OP_CONSTRAINT.get(op),
-            hint="cast to FP32 first" if _FP32 in profile.op_dtypes[op] else None,
-        )
-
-
-_OP_CONSTRAINT = {"sum": "C-API-01", "amax": "C-API-03", "exp": "C-API-04"}
-
-
-def _require_tensor(value: Any, op: str, what: str = "first argument") -> Tensor:
-    if not isinstance(value, Tensor):
-        raise ShapeError(
-            f"{what} must be a Tensor, got {type(value).__name__}",
-            code="argument",
-            op=op,
-            hint="put the tensor first; scalars go second (fixed rule F1)",
-        )
-    return value
 
 
 def _record(machine: Machine, op: str, inputs: Sequence[Tensor], out: Tensor | None, tile, flops: int, **attrs):
@@ -136,40 +85,40 @@ def _record(machine: Machine, op: str, inputs: Sequence[Tensor], out: Tensor | N
 
 def _binary(op: str, input: Any, other: Any, fn: Callable[[np.ndarray, Any], np.ndarray]) -> Tensor:
     machine = current_machine(op)
-    a = _require_tensor(input, op)
-    _check_dtype(machine, op, a.dtype)
+    a = require_tensor(input, op)
+    check_dtype(machine, op, a.dtype)
     if isinstance(other, Tensor):
         if other.dtype != a.dtype:
-            raise DTypeError(
+            machine.fail(
+                DTypeError,
                 f"operands are {a.dtype.short} and {other.dtype.short}; both must have the same dtype",
                 code="dtype-unsupported",
                 op=op,
-                label=machine.label,
                 hint="cast one operand explicitly (C-API-02)",
             )
         if other.dim != a.dim:
-            raise ShapeError(
+            machine.fail(
+                ShapeError,
                 f"operand ranks differ: {list(a.dims)} vs {list(other.dims)}",
                 code="rank-mismatch",
                 op=op,
-                label=machine.label,
                 constraint="C-API-06",
                 hint="reshape to the same rank first",
             )
         try:
             out_shape = np.broadcast_shapes(a.dims, other.dims)
         except ValueError:
-            raise ShapeError(
+            machine.fail(
+                ShapeError,
                 f"shapes {list(a.dims)} and {list(other.dims)} do not broadcast",
                 code="shape-mismatch",
                 op=op,
-                label=machine.label,
                 constraint="C-API-06",
-            ) from None
+            )
         kind: OpKind = "binary" if a.dims == other.dims else "broadcast"
         tile = check_vec_op(machine, op, kind, out_shape, [a.dtype])
         values = fn(compute_view(a), compute_view(other))
-        out = _result(machine, store(values, a.dtype), a.dtype, _broadcast_valid(out_shape, [a, other]))
+        out = new_tile(machine, store(values, a.dtype), a.dtype, _broadcast_valid(out_shape, [a, other]))
         _record(machine, op, [a, other], out, tile, int(np.prod(out_shape)))
         return out
     if isinstance(other, SymbolicScalar) or isinstance(other, bool) or not isinstance(other, (int, float, np.number)):
@@ -177,10 +126,10 @@ def _binary(op: str, input: Any, other: Any, fn: Callable[[np.ndarray, Any], np.
             f"second operand must be a Tensor or a Python number, got {other!r}", code="argument", op=op
         )
     if a.dtype.is_int and isinstance(other, float) and op == "div":
-        raise DTypeError("an integer tensor divided by a float scalar", op=op, label=machine.label)
+        machine.fail(DTypeError, "an integer tensor divided by a float scalar", op=op)
     tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype])
     scalar = np.float32(other) if a.dtype.is_float else np.int64(other)
-    out = _result(machine, store(fn(compute_view(a), scalar), a.dtype), a.dtype, a.valid)
+    out = new_tile(machine, store(fn(compute_view(a), scalar), a.dtype), a.dtype, a.valid)
     _record(machine, op, [a], out, tile, a.size, scalar=float(other))
     return out
 
@@ -210,12 +159,12 @@ def div(input: Tensor, other: Tensor | float | int, precision_type: Any = None) 
 
 def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Tensor:
     machine = current_machine(op)
-    a = _require_tensor(input, op, "input")
-    _check_dtype(machine, op, a.dtype)
+    a = require_tensor(input, op, "input")
+    check_dtype(machine, op, a.dtype)
     tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         values = fn(compute_view(a))
-    out = _result(machine, store(values, a.dtype), a.dtype, a.valid)
+    out = new_tile(machine, store(values, a.dtype), a.dtype, a.valid)
     _record(machine, op, [a], out, tile, a.size)
     return out
 
@@ -246,22 +195,23 @@ def rsqrt(input: Tensor, precision_type: Any = None) -> Tensor:
 
 def _reduce(op: str, input: Any, dim: int, keepdim: bool, fn: Callable[..., np.ndarray]) -> Tensor:
     machine = current_machine(op)
-    a = _require_tensor(input, op, "input")
+    a = require_tensor(input, op, "input")
     if isinstance(dim, SymbolicScalar) or isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise ShapeError(f"dim must be an int, got {dim!r}", code="argument", op=op)
     if not -a.dim <= dim < a.dim:
-        raise ShapeError(f"dim {dim} out of range for rank {a.dim}", code="argument", op=op, label=machine.label)
+        machine.fail(ShapeError, f"dim {dim} out of range for rank {a.dim}", code="argument", op=op)
     axis = dim % a.dim
-    _check_dtype(machine, op, a.dtype)
+    check_dtype(machine, op, a.dtype)
     tile = check_vec_op(machine, op, "reduce", a.dims, [a.dtype], tile_shape=a.dims)
     values = compute_view(a)
     if a.valid is not None and a.valid[axis] < a.dims[axis]:
         # Padding past the valid extent takes no part in the reduction.
         values = values[(slice(None),) * axis + (slice(0, a.valid[axis]),)]
     if values.shape[axis] == 0 and op == "amax":  # a max of nothing has no value; sum of nothing is 0
-        raise ShapeError(
+        machine.fail(
+            ShapeError,
             f"amax over dim {dim} of {list(a.dims)} whose valid extent is 0",
-            code="valid-shape", op=op, label=machine.label, hint="reduce only a view with at least one valid element",
+            code="valid-shape", op=op, hint="reduce only a view with at least one valid element",
         )
     result = fn(values, axis=axis, keepdims=True)
     valid = None
@@ -273,7 +223,7 @@ def _reduce(op: str, input: Any, dim: int, keepdim: bool, fn: Callable[..., np.n
         out_data = np.squeeze(out_data, axis=axis)
         if valid is not None:
             del valid[axis]
-    out = _result(machine, out_data, a.dtype, tuple(valid) if valid is not None else None)
+    out = new_tile(machine, out_data, a.dtype, tuple(valid) if valid is not None else None)
     _record(machine, op, [a], out, tile, a.size, dim=axis)
     return out
 
@@ -328,14 +278,14 @@ def cast(
 ) -> Tensor:
     op = "cast"
     machine = current_machine(op)
-    a = _require_tensor(input, op, "input")
+    a = require_tensor(input, op, "input")
     dst = dtype_from_name(dtype)
     if not isinstance(mode, CastMode) or not isinstance(satmode, SaturationMode):
         raise DTypeError(f"mode/satmode must be CastMode/SaturationMode, got {mode!r}/{satmode!r}", code="argument", op=op)
     profile = machine.profile
     for dt in (a.dtype, dst):
         if not profile.supports_dtype(dt):
-            raise DTypeError(f"{dt.short} is not supported on {profile.name}", op=op, label=machine.label)
+            machine.fail(DTypeError, f"{dt.short} is not supported on {profile.name}", op=op)
     if not profile.can_cast(a.dtype, dst):
         route = cast_route(machine, a.dtype, dst)
         hint = (
@@ -343,16 +293,16 @@ def cast(
             if route
             else f"{a.dtype.short} converts directly to: {', '.join(sorted(d.short for d in profile.casts.get(a.dtype, ())))}"
         )
-        raise DTypeError(
+        machine.fail(
+            DTypeError,
             f"no direct {a.dtype.short} -> {dst.short} conversion on {profile.name}",
             code="cast-unsupported",
             op=op,
-            label=machine.label,
             constraint="C-API-02",
             hint=hint,
         )
     tile = check_vec_op(machine, op, "unary", a.dims, [a.dtype, dst])
-    out = _result(machine, cast_array(a.data, a.dtype, dst, mode, satmode), dst, a.valid)
+    out = new_tile(machine, cast_array(a.data, a.dtype, dst, mode, satmode), dst, a.valid)
     _record(machine, op, [a], out, tile, a.size, to=dst.short, mode=mode.name, satmode=satmode.name)
     return out
 
@@ -360,57 +310,16 @@ def cast(
 # --- creation ----------------------------------------------------------------------------------
 
 
-def _static_shape(shape: Sequence[Any], op: str) -> tuple[int, ...]:
-    dims = []
-    for i, d in enumerate(shape):
-        if isinstance(d, SymbolicScalar):
-            raise ShapeError(
-                f"shape[{i}] is the symbolic scalar {d.name}; shapes must be compile-time ints",
-                code="symbolic",
-                op=op,
-                constraint="C-SYM-07",
-                hint="symbols belong in offsets and valid_shape",
-            )
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0:
-            raise ShapeError(f"shape[{i}]={d!r} must be a positive int", code="argument", op=op)
-        dims.append(int(d))
-    return tuple(dims)
-
-
-def _valid_arg(valid_shape: Sequence[Any] | None, shape: tuple[int, ...], op: str, machine: Machine):
-    if valid_shape is None:
-        return None
-    if len(valid_shape) != len(shape):
-        raise ShapeError(
-            f"valid_shape {list(valid_shape)} has rank {len(valid_shape)}, shape {list(shape)} has rank {len(shape)}",
-            code="rank-mismatch",
-            op=op,
-            label=machine.label,
-            constraint="C-DATA-02",
-        )
-    valid = tuple(concrete(v) for v in valid_shape)
-    for i, (v, n) in enumerate(zip(valid, shape)):
-        if not 0 <= v <= n:
-            raise ShapeError(
-                f"valid_shape[{i}]={v} is outside 0..{n} (shape {list(shape)})",
-                code="valid-shape",
-                op=op,
-                label=machine.label,
-                constraint="C-DATA-04",
-            )
-    return valid
-
-
 def full(shape: Sequence[int], value: float | int, dtype: DataType | str, *, valid_shape: Sequence[Any] | None = None) -> Tensor:
     op = "full"
     machine = current_machine(op)
-    dims = _static_shape(shape, op)
+    dims = static_shape(shape, op)
     dt = dtype_from_name(dtype)
-    _check_dtype(machine, op, dt)
+    check_dtype(machine, op, dt)
     tile = check_vec_op(machine, op, "unary", dims, [dt])
     data = np.full(dims, value, dtype=np.float32 if dt.is_float else np.int64)
-    valid = _valid_arg(valid_shape, dims, op, machine)
-    out = _result(machine, store(data, dt), dt, valid)
+    valid = valid_arg(valid_shape, dims, op, machine)
+    out = new_tile(machine, store(data, dt), dt, valid)
     _record(machine, op, [], out, tile, int(np.prod(dims)), value=float(value))
     return out
 

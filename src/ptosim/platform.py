@@ -4,6 +4,9 @@ The profile files are the single source of the hardware numbers: ptosim's checks
 read them here, and pattern-gen's resolver calls the same rule functions (``vec_footprint``,
 ``cube_capacity``) so that a tile the resolver accepts is a tile ptosim accepts.
 
+The file's keys, types and bounds are checked by ``profile_schema`` (unknown keys included), which
+reports every problem with its key path in one ``PlatformError``.
+
 Search order for a profile name: ``$PTOSIM_PLATFORMS`` (a folder), the copy shipped inside an
 installed wheel (``ptosim/_platforms``), then the source tree's ``patterns/platforms``.
 """
@@ -19,8 +22,9 @@ from typing import Any, Literal, Mapping, Sequence
 
 import yaml
 
-from .dtypes import DataType, dtype_from_name
+from .dtypes import DataType
 from .errors import PlatformError
+from .profile_schema import MatmulPair, validate_profile
 
 __all__ = [
     "Profile",
@@ -31,6 +35,7 @@ __all__ = [
     "vec_footprint",
     "cube_capacity",
     "ceil_align",
+    "profile_from_mapping",
 ]
 
 OpKind = Literal["unary", "binary", "reduce", "broadcast"]
@@ -92,48 +97,40 @@ class Profile:
         return self.fractal.get(dtype.short, self.fractal["default"])
 
 
-def _dtypes(names: Sequence[str]) -> frozenset[DataType]:
-    return frozenset(dtype_from_name(n) for n in names)
-
-
-def _pairs(rows: Sequence[Mapping[str, Any]]) -> tuple[tuple[DataType, DataType, frozenset[DataType]], ...]:
-    return tuple((dtype_from_name(r["a"]), dtype_from_name(r["b"]), _dtypes(r["out"])) for r in rows or ())
+def _pairs(rows: Sequence[MatmulPair]) -> tuple[tuple[DataType, DataType, frozenset[DataType]], ...]:
+    return tuple((r.a, r.b, frozenset(r.out)) for r in rows)
 
 
 def profile_from_mapping(data: Mapping[str, Any], source: str = "") -> Profile:
-    """Build a Profile from a parsed YAML mapping (PlatformError naming the missing key)."""
-    try:
-        vec = data["vec_rules"]
-        cube = data["cube_rules"]
-        return Profile(
-            name=str(data["name"]),
-            title=str(data.get("title", data["name"])),
-            aic=int(data["cores"]["aic"]),
-            aiv=int(data["cores"]["aiv"]),
-            clock_mhz=float(data["clock_mhz"]),
-            buffers={k: int(v) for k, v in data["buffers"].items()},
-            fractal={k: tuple(v) for k, v in data["fractal"].items()},
-            features=frozenset(data.get("features", ())),
-            cv_mix=bool(data.get("cv_mix", False)),
-            dtypes=_dtypes(data["dtypes"]),
-            vec_align_bytes=int(vec["last_axis_align_bytes"]),
-            vec_max_rank=int(vec.get("max_rank", 4)),
-            footprint_factor=dict(vec["footprint_factor"]),
-            reduce_tile_max_bytes=int(vec["reduce_tile_max_bytes"]),
-            cube_align_bytes=int(cube["align_bytes"]),
-            capacity_align=dict(cube["capacity_align"]),
-            matmul_pairs=_pairs(cube.get("matmul_pairs", ())),
-            scaled_mm_pairs=_pairs(cube.get("scaled_mm_pairs", ())),
-            scaled_mm_k_align=int(cube.get("scaled_mm_k_align", 64)),
-            op_dtypes={op: _dtypes(ds) for op, ds in data.get("op_dtypes", {}).items()},
-            casts={dtype_from_name(s): _dtypes(ds) for s, ds in data["casts"].items()},
-            source=source,
-            raw=dict(data),
-        )
-    except KeyError as exc:
-        raise PlatformError(f"platform profile {source or data.get('name')!r} lacks key {exc.args[0]!r}") from None
-    except (TypeError, ValueError) as exc:
-        raise PlatformError(f"platform profile {source or data.get('name')!r} is malformed: {exc}") from None
+    """Build a Profile from a parsed YAML mapping, checked against ``profile_schema.ProfileModel``
+    (a PlatformError with ``path`` and ``problems`` naming every offending key)."""
+    m = validate_profile(data, source)
+    vec, cube = m.vec_rules, m.cube_rules
+    return Profile(
+        name=m.name,
+        title=m.title if m.title is not None else m.name,
+        aic=m.cores.aic,
+        aiv=m.cores.aiv,
+        clock_mhz=float(m.clock_mhz),
+        buffers=m.buffers.model_dump(exclude_none=True),
+        fractal=dict(m.fractal),
+        features=frozenset(m.features),
+        cv_mix=m.cv_mix,
+        dtypes=frozenset(m.dtypes),
+        vec_align_bytes=vec.last_axis_align_bytes,
+        vec_max_rank=vec.max_rank,
+        footprint_factor=vec.footprint_factor.model_dump(),
+        reduce_tile_max_bytes=vec.reduce_tile_max_bytes,
+        cube_align_bytes=cube.align_bytes,
+        capacity_align=dict(cube.capacity_align),
+        matmul_pairs=_pairs(cube.matmul_pairs),
+        scaled_mm_pairs=_pairs(cube.scaled_mm_pairs),
+        scaled_mm_k_align=cube.scaled_mm_k_align,
+        op_dtypes={op: frozenset(ds) for op, ds in m.op_dtypes.items()},
+        casts={src: frozenset(ds) for src, ds in m.casts.items()},
+        source=source,
+        raw=dict(data),
+    )
 
 
 def platform_dirs() -> list[Path]:

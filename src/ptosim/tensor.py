@@ -7,7 +7,7 @@ wrap the caller's arrays without copying, so ``assemble`` writes the caller's ou
 
 Outside a running kernel ``Tensor(shape, dtype)`` is a *spec* (no storage), which is what a jit
 signature annotation needs; inside a kernel the same call allocates a named buffer filled with
-NaN (integers: the dtype's max), so reading a buffer before writing it shows up in the output.
+``unwritten_fill`` (NaN; integers: the dtype's minimum), so reading a buffer before writing it shows up in the output.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .machine import active_machine, current_machine
 from .record import TensorRef
 from .symbolic import ScalarLike, SymbolicScalar, concrete
 
-__all__ = ["Tensor", "DYNAMIC", "STATIC", "CachePolicy", "poison", "TensorSpec"]
+__all__ = ["Tensor", "DYNAMIC", "STATIC", "CachePolicy", "poison", "unwritten_fill", "TensorSpec"]
 
 
 class _DimMarker:
@@ -50,13 +50,21 @@ class CachePolicy(enum.Enum):
     MAX_NUM = 2
 
 
+def unwritten_fill(dtype: DataType | str) -> float | int | bool:
+    """The value that marks never-written data: NaN for floats, ``iinfo(dtype).min`` for integers
+    (True for BOOL). ptosim fills named buffers with it and the generated kernel hosts fill the
+    output buffers with it, so unwritten data reads the same in both."""
+    dt = dtype_from_name(dtype)
+    if dt.is_float:
+        return float("nan")
+    if dt == DataType.DT_BOOL:
+        return True
+    return int(np.iinfo(dt.np_dtype).min)
+
+
 def poison(shape: Sequence[int], dtype: DataType) -> np.ndarray:
-    """Storage for a never-written buffer: NaN for floats, the max value for integers."""
-    if dtype.is_float:
-        return np.full(tuple(shape), np.nan, dtype=dtype.np_dtype)
-    if dtype == DataType.DT_BOOL:
-        return np.ones(tuple(shape), dtype=np.bool_)
-    return np.full(tuple(shape), np.iinfo(dtype.np_dtype).max, dtype=dtype.np_dtype)
+    """Storage for a never-written buffer, filled with ``unwritten_fill(dtype)``."""
+    return np.full(tuple(shape), unwritten_fill(dtype), dtype=dtype.np_dtype)
 
 
 class TensorSpec:

@@ -137,14 +137,13 @@ def check_vec_op(
     ``tile_shape`` is the shape the tile is laid over (the input for reductions, else the output).
     """
     profile = machine.profile
-    label = machine.label
     tile = machine.tile.vec
     if tile is None:
-        raise TileShapeError(
+        machine.fail(
+            TileShapeError,
             "no vec tile shape set before this vector op",
             code="tile-unset",
             op=op,
-            label=label,
             constraint="C-TILE-06",
             hint="call set_vec_tile_shapes(...) before the stage",
         )
@@ -155,11 +154,11 @@ def check_vec_op(
         return passed
     rank = max(len(out_shape), len(over))
     if len(tile) < rank:
-        raise TileShapeError(
+        machine.fail(
+            TileShapeError,
             f"vec tile {list(tile)} has rank {len(tile)} < the op's rank {rank} (shape {list(over)})",
             code="tile-rank",
             op=op,
-            label=label,
             constraint="C-TILE-01",
             hint="re-set the vec tile after every rank change",
         )
@@ -168,12 +167,12 @@ def check_vec_op(
     align = profile.vec_align_bytes
     for dt in dtypes if kind == "reduce" else ():
         if (tile[-1] * dt.nbytes) % align:
-            raise TileShapeError(
+            machine.fail(
+                TileShapeError,
                 f"vec tile last axis {tile[-1]} x {dt.nbytes} B ({dt.short}) = {tile[-1] * dt.nbytes} B "
                 f"is not a multiple of {align} B",
                 code="tile-align",
                 op=op,
-                label=label,
                 constraint="C-TILE-02",
                 hint=f"use a multiple of {align // dt.nbytes} elements",
             )
@@ -181,23 +180,23 @@ def check_vec_op(
     widest = max(dt.nbytes for dt in dtypes)
     need = vec_footprint(kind, eff, widest, profile)
     if need > profile.ub:
-        raise CapacityError(
+        machine.fail(
+            CapacityError,
             f"UB footprint {need} B ({kind} op, tile {list(eff)} x {widest} B x "
             f"{profile.footprint_factor[kind]}) > UB {profile.ub} B on {profile.name}",
             code="ub-overflow",
             op=op,
-            label=label,
             constraint="C-TILE-03",
             hint=f"shrink the vec tile {list(tile)}",
         )
     if kind == "reduce":
         tile_bytes = need // profile.footprint_factor["reduce"]  # the tile itself, without the n(kind) factor
         if tile_bytes > profile.reduce_tile_max_bytes:
-            raise CapacityError(
+            machine.fail(
+                CapacityError,
                 f"reduction tile {list(eff)} is {tile_bytes} B > {profile.reduce_tile_max_bytes} B",
                 code="reduce-tile",
                 op=op,
-                label=label,
                 constraint="C-TILE-03",
                 hint="shrink the rows of the vec tile; never split the reduction axis",
             )
@@ -209,14 +208,13 @@ def check_cube_op(
     machine: Machine, op: str, a: DataType, b: DataType, acc: DataType, *, k_align: int | None = None
 ) -> Mapping[str, tuple[int, ...]]:
     """Check the cube tile in force for a matmul with input dtypes ``a``, ``b``."""
-    label = machine.label
     cube = machine.tile.cube
     if cube is None:
-        raise TileShapeError(
+        machine.fail(
+            TileShapeError,
             "no cube tile shape set before this matmul",
             code="tile-unset",
             op=op,
-            label=label,
             constraint="C-TILE-06",
             hint="call set_cube_tile_shapes([mL0, mL1], [kL0, kL1], [nL0, nL1]) before the stage",
         )
@@ -226,29 +224,29 @@ def check_cube_op(
         elems = 16 if dt.nbytes == 4 else max(1, profile.cube_align_bytes // dt.nbytes)
         for i, v in enumerate(cube[axis]):
             if v % elems:
-                raise TileShapeError(
+                machine.fail(
+                    TileShapeError,
                     f"cube tile {axis}[{i}]={v} is not a multiple of {elems} elements for {dt.short} inputs",
                     code="cube-tile",
                     op=op,
-                    label=label,
                     constraint="C-TILE-05",
                 )
     if k_align and cube["k"][0] % k_align:
-        raise TileShapeError(
+        machine.fail(
+            TileShapeError,
             f"cube tile kL0={cube['k'][0]} must be a multiple of {k_align} for {op}",
             code="cube-tile",
             op=op,
-            label=label,
             constraint="C-TILE-05",
         )
     use = cube_capacity(cube["m"], cube["k"], cube["n"], a, b, acc, profile)
     for buffer, used, limit in use.overflows():
-        raise CapacityError(
+        machine.fail(
+            CapacityError,
             f"cube tile m={list(cube['m'])} k={list(cube['k'])} n={list(cube['n'])} needs {used} B of {buffer} "
             f"> {limit} B on {profile.name}",
             code=f"{buffer.lower()}-overflow",  # type: ignore[arg-type]
             op=op,
-            label=label,
             constraint="C-TILE-05",
             hint=f"shrink the {'L0' if buffer != 'L1' else 'L1'} tiles",
         )

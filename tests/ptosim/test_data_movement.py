@@ -265,8 +265,9 @@ def test_tensor_outside_a_kernel_is_a_spec():
 @pytest.mark.parametrize("dt,check", [
     ("FP32", lambda a: np.isnan(a).all()),
     ("BF16", lambda a: np.isnan(a.astype(np.float32)).all()),
-    ("INT32", lambda a: (a == np.iinfo(np.int32).max).all()),
-    ("INT8", lambda a: (a == 127).all()),
+    ("INT32", lambda a: (a == np.iinfo(np.int32).min).all()),
+    ("INT8", lambda a: (a == -128).all()),
+    ("BOOL", lambda a: a.all()),
 ])
 def test_named_buffer_inside_a_kernel_is_poisoned(run, dt, check):
     out = run(lambda _: pypto.Tensor([4, 64], getattr(pypto, f"DT_{dt}"), "scratch"), np.zeros((1, 8), np.float32))

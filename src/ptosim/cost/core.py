@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 
-from .graph import Task
+from .tasks import Task
 from .params import CostParams
 
 __all__ = ["run_tasks", "L2Cache"]

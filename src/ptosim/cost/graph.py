@@ -14,6 +14,8 @@
   the writers of a root's assembles feed an end sync task (PyPTO's task topology shows all three).
 * Roots are stitched ``stitch_function_max_num`` at a time into **device tasks**, which run one
   after the other.
+
+The Task record, the tensor aliases and the edges between tasks are in tasks.py.
 """
 
 from __future__ import annotations
@@ -24,41 +26,11 @@ from typing import Any
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, Box, L1Blocks, TileOp, cube_grid, lower_cube, lower_vec, rows_cols, vec_grid
+from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, vec_grid
 from .params import CostParams
+from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
 __all__ = ["Task", "Graph", "build_graph"]
-
-#: PyPTO routes a join through a sync (HUB) task only from 3 producers (or 3 view readers) up;
-#: with 2 producers every consumer waits on both directly (seen in its task topology).
-_SYNC_MIN = 3
-
-
-@dataclass
-class Task:
-    id: int
-    kind: str  #: "AIC", "AIV" or "HUB"
-    label: str
-    root: int
-    group: int
-    ops: list[TileOp] = field(default_factory=list)
-    record_ops: tuple[int, ...] = ()
-    instances: tuple[Any, ...] = ()
-    preds: set[int] = field(default_factory=set)
-    succs: list[int] = field(default_factory=list)
-    device: int = 0
-    merge: str = ""
-    reads: list[tuple[int, Box, bool]] = field(default_factory=list)
-    writes: list[tuple[int, Box]] = field(default_factory=list)
-    # filled by the core and the scheduler
-    duration: int = 0
-    busy: dict[str, int] = field(default_factory=dict)
-    op_times: list[tuple[int, int]] = field(default_factory=list)
-    l2_hits: int = 0
-    l2_misses: int = 0
-    start: int = 0
-    end: int = 0
-    core: int = -1
 
 
 @dataclass
@@ -89,7 +61,7 @@ def _count(setting: MergeSetting, hash_order: int, labels: list[str]) -> tuple[i
     return setting.granularity(hash_order, labels), raw
 
 
-# --- roots and aliases -------------------------------------------------------------------------
+# --- roots -------------------------------------------------------------------------------
 
 
 def _roots(ops: list[OpRecord]) -> list[list[OpRecord]]:
@@ -102,49 +74,6 @@ def _roots(ops: list[OpRecord]) -> list[list[OpRecord]]:
             key = k
         roots[-1].append(op)
     return roots
-
-
-class Aliases:
-    """Views (read aliases), reshapes and assembles (write aliases) of the recorded tensors."""
-
-    def __init__(self, ops: list[OpRecord], refs: dict[int, TensorRef]) -> None:
-        self.read: dict[int, tuple[int, int, int, bool]] = {}
-        self.write: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-        self.refs = refs
-        for op in ops:
-            if op.unit != "S" or op.output is None or not op.inputs:
-                continue
-            src, dst = op.inputs[0], op.output
-            offs = tuple(op.attrs.get("offsets", ()) or ())
-            dr = int(offs[-2]) if len(offs) >= 2 else 0
-            dc = int(offs[-1]) if offs else 0
-            if op.op == "view" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, dr, dc, True)
-            elif op.op == "reshape" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, 0, 0, False)
-            elif op.op == "assemble":
-                self.write[src.uid].append((dst.uid, dr, dc))
-
-    def resolve(self, uid: int, box: Box) -> tuple[int, Box, bool, bool]:
-        via_view = False
-        seen = 0
-        while uid in self.read and seen < 16:
-            base, dr, dc, exact = self.read[uid]
-            if exact:
-                box = (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)
-                via_view = True
-            else:
-                r, c = rows_cols(self.refs[base].shape) if base in self.refs else (box[1], box[3])
-                box = (0, r, 0, c)
-            uid, seen = base, seen + 1
-        ref = self.refs.get(uid)
-        return uid, box, via_view, bool(ref.cacheable) if ref is not None else True
-
-    def write_targets(self, uid: int, box: Box) -> list[tuple[int, Box]]:
-        out = [(uid, box)]
-        for dst, dr, dc in self.write.get(uid, ()):
-            out.append((dst, (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)))
-        return out
 
 
 # --- groups -------------------------------------------------------------------------------------
@@ -320,9 +249,9 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                     info.append(f"cubeMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(pairs)}")
                 tasks.append(_task(len(tasks), "AIC", g, body, tuple(pairs), "; ".join(info)))
 
-    _dependencies(tasks, aliases)
-    ndev = len(_device_tasks(tasks, root_info, runtime))
-    _sync_tasks(tasks, root_info, aliases)
+    dependencies(tasks, aliases)
+    ndev = len(device_tasks(tasks, root_info, runtime))
+    sync_tasks(tasks, root_info, aliases)
     devices: list[list[int]] = [[] for _ in range(ndev)]
     for t in tasks:
         devices[t.device].append(t.id)
@@ -337,89 +266,3 @@ def _task(tid: int, kind: str, g: Group, body: Body, instances: tuple, merge: st
                 merge=merge, reads=body.reads, writes=body.writes)
 
 
-def _overlap(a: Box, b: Box) -> bool:
-    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
-
-
-def _dependencies(tasks: list[Task], aliases: Aliases) -> None:
-    """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace)."""
-    writers: dict[int, dict[int, list[tuple[Box, int]]]] = defaultdict(lambda: defaultdict(list))
-    bucket: dict[int, int] = {}
-
-    def rows_per_bucket(uid: int) -> int:
-        if uid not in bucket:
-            ref = aliases.refs.get(uid)
-            bucket[uid] = max(16, (rows_cols(ref.shape)[0] if ref is not None else 1024) // 64)
-        return bucket[uid]
-
-    for t in tasks:
-        for uid, box, _v in t.reads:
-            by_bucket = writers.get(uid)
-            if not by_bucket:
-                continue
-            b = rows_per_bucket(uid)
-            for k in range(box[0] // b, (max(box[1], box[0] + 1) - 1) // b + 1):
-                for wbox, w in by_bucket.get(k, ()):
-                    if w != t.id and _overlap(box, wbox):
-                        t.preds.add(w)
-        for uid, box in t.writes:
-            for target, tbox in aliases.write_targets(uid, box):
-                base, bbox, _v, _c = aliases.resolve(target, tbox)
-                b = rows_per_bucket(base)
-                for k in range(bbox[0] // b, (max(bbox[1], bbox[0] + 1) - 1) // b + 1):
-                    writers[base][k].append((bbox, t.id))
-
-
-def _sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases) -> None:
-    """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles)."""
-    by_group: dict[int, list[Task]] = defaultdict(list)
-    for t in list(tasks):
-        by_group[t.group].append(t)
-    for members in by_group.values():
-        clusters: dict[frozenset[int], list[Task]] = defaultdict(list)
-        for m in members:  # tasks of a group that wait for the same set of tasks share one sync task
-            clusters[frozenset(m.preds)].append(m)
-        for common, cluster in clusters.items():
-            if len(cluster) < 2 or len(common) < _SYNC_MIN:
-                continue
-            hub = Task(len(tasks), "HUB", "", cluster[0].root, -1, preds=set(common))
-            tasks.append(hub)
-            for m in cluster:
-                m.preds = {hub.id}
-    by_root: dict[int, list[Task]] = defaultdict(list)
-    for t in tasks:
-        if t.kind != "HUB":
-            by_root[t.root].append(t)
-    for r, info in enumerate(roots):
-        members = by_root.get(r, [])
-        if info["views"]:
-            readers = [t for t in members if any(v for _u, _b, v in t.reads)]
-            if len(readers) >= _SYNC_MIN:
-                hub = Task(len(tasks), "HUB", "", r, -1)
-                tasks.append(hub)
-                for t in readers:
-                    t.preds.add(hub.id)
-        if info["assembles"]:
-            writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
-            if writers:
-                tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
-    device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
-    for t in tasks:
-        t.succs = []
-        if t.kind == "HUB":
-            t.device = device_of.get(t.root, 0)
-    for t in sorted(tasks, key=lambda x: x.id):
-        for p in sorted(t.preds):
-            tasks[p].succs.append(t.id)
-
-
-def _device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions) -> list[list[int]]:
-    per = max(1, int(runtime.stitch_function_max_num or 1))
-    device_of_root = [r // per for r in range(len(roots))]
-    devices: list[list[int]] = [[] for _ in range(max(device_of_root, default=0) + 1)]
-    for t in tasks:
-        t.device = device_of_root[t.root] if roots else 0
-        devices[t.device].append(t.id)
-    for t in tasks:  # a device task starts after the previous one has finished: no edges across them
-        t.preds = {p for p in t.preds if tasks[p].device == t.device}
-    return devices

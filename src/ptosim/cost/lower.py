@@ -14,16 +14,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
 from .latency import tileop_cycles
 from .params import CostParams
 
-__all__ = ["TileOp", "Body", "rows_cols", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
+__all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
-_BYTES = {"FP32": 4, "INT32": 4, "FP16": 2, "BF16": 2, "INT16": 2, "INT8": 1, "UINT8": 1, "BOOL": 1,
-          "INT64": 8, "FP8E4M3": 1, "FP8E5M2": 1, "FP8E8M0": 1}
 _BINARY = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "DIV", "maximum": "MAXIMUM", "minimum": "MINIMUM"}
 _SCALAR = {"add": "ADDS", "sub": "SUBS", "mul": "MULS", "div": "DIVS"}
 _UNARY = {"sqrt": "SQRT", "exp": "EXP", "abs": "ABS", "neg": "NEG", "reciprocal": "RECIPROCAL", "ln": "LN",
@@ -31,7 +30,11 @@ _UNARY = {"sqrt": "SQRT", "exp": "EXP", "abs": "ABS", "neg": "NEG", "reciprocal"
 
 
 def nbytes_of(dtype: str) -> int:
-    return _BYTES.get(dtype.upper(), 4)
+    """Bytes per element of a recorded dtype spelling (``ptosim.dtypes``); 4 for one it lacks."""
+    try:
+        return dtype_from_name(dtype).nbytes
+    except ValueError:
+        return 4
 
 
 def rows_cols(shape: Sequence[int]) -> tuple[int, int]:

@@ -1,15 +1,17 @@
 """The cost model's coefficients, read from the ``cost:`` section of a platform profile.
 
 Every number lives in ``patterns/platforms/<name>.yaml`` (with a comment citing where it comes
-from); the defaults below only fill keys a profile leaves out and equal the a2a3 values.
+from); the field defaults below, the only place they are written, fill the keys a profile leaves
+out and equal the a2a3 values. The section's keys and bounds are ``profile_schema.CostSection``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from ..platform import Profile
+from ..profile_schema import L2Cache, Latency, Level0, Sched, validate_cost_section
 
 __all__ = ["CostParams"]
 
@@ -54,44 +56,51 @@ class CostParams:
 
     @classmethod
     def from_profile(cls, profile: Profile, overrides: Mapping[str, Any] | None = None) -> "CostParams":
-        """Parameters of ``profile`` (its ``cost:`` section), optionally with some fields replaced."""
-        raw: Mapping[str, Any] = profile.raw.get("cost", {}) or {}
-        lat = raw.get("latency", {}) or {}
-        lv0 = lat.get("level0", {}) or {}
-        l2 = raw.get("l2", {}) or {}
-        sched = raw.get("sched", {}) or {}
-        kw: dict[str, Any] = dict(
-            cycles_per_us=float(raw.get("cycles_per_us", 1800)),
-            freq_trans=int(lat.get("freq_trans", 2000)),
-            gm_read_cycles=int(lat.get("gm_read_cycles", 1400)),
-            gm_write_cycles=int(lat.get("gm_write_cycles", 300)),
-            ratio_one={str(k).upper(): frozenset(str(o) for o in v) for k, v in (lat.get("ratio_one") or {}).items()},
-            level1={str(k): (float(v[0]), float(v[1])) for k, v in (lat.get("level1") or _DEFAULT_LEVEL1).items()},
-            level0_default=int(lv0.get("default_cycles", 10)),
-            level0_bytes_per_repeat=int(lv0.get("bytes_per_repeat", 256)),
-            level0_cycles_per_repeat=int(lv0.get("cycles_per_repeat", 2)),
-            issue_gap=int(raw.get("issue_gap_cycles", 2)),
-            task_tail=int(raw.get("task_tail_cycles", 1)),
-            lowering={str(k): tuple(str(o) for o in v) for k, v in (raw.get("lowering") or {}).items()},
-            vec_ub_limit=int(raw.get("vec_subgraph_ub_limit_bytes", 2.23 * profile.buffers.get("UB", 196608))),
-            vec_merge_min_tasks=int(raw.get("vec_merge_min_tasks", 8)),
-            vec_split_min_consumer_n=int(raw.get("vec_split_min_consumer_n", 1024)),
-            l2_enabled=bool(l2.get("enabled", True)),
-            l2_size=int(l2.get("size_bytes", 20 * 1024 * 1024)),
-            l2_line=int(l2.get("line_bytes", 512)),
-            l2_hit_latency=int(l2.get("hit_latency", 50)),
-            l2_miss_extra=int(l2.get("miss_extra_latency", 150)),
-            aicpu_count=int(sched.get("aicpu_count", 6)),
-            completion_cycles=int(sched.get("completion_cycles", 240)),
-            resolve_cycles=int(sched.get("resolve_cycles", 390)),
-            scheduler_cycles=int(sched.get("scheduler_cycles", 200)),
-            device_task_switch_cycles=int(sched.get("device_task_switch_cycles", 200)),
-            fair_extra_cycles=int(sched.get("fair_extra_cycles", 40)),
-            l1_bytes=int(profile.buffers.get("L1", 524288)),
-            ub_bytes=int(profile.buffers.get("UB", 196608)),
+        """Parameters of ``profile`` (its ``cost:`` section), optionally with some fields replaced.
+
+        A key the section leaves out takes the field's default above; a misspelt key is a
+        PlatformError (``profile_schema.CostSection`` forbids unknown keys)."""
+        c = validate_cost_section(profile.raw.get("cost"), profile.name)
+        lat = c.latency or Latency()
+        lv0 = lat.level0 or Level0()
+        l2 = c.l2 or L2Cache()
+        sched = c.sched or Sched()
+        ub = profile.buffers.get("UB")
+        given: dict[str, Any] = dict(
+            cycles_per_us=c.cycles_per_us,
+            freq_trans=lat.freq_trans,
+            gm_read_cycles=lat.gm_read_cycles,
+            gm_write_cycles=lat.gm_write_cycles,
+            ratio_one=None if lat.ratio_one is None else {k: frozenset(v) for k, v in lat.ratio_one.items()},
+            level1={k: (float(a), float(b)) for k, (a, b) in lat.level1.items()} if lat.level1 else None,
+            level0_default=lv0.default_cycles,
+            level0_bytes_per_repeat=lv0.bytes_per_repeat,
+            level0_cycles_per_repeat=lv0.cycles_per_repeat,
+            issue_gap=c.issue_gap_cycles,
+            task_tail=c.task_tail_cycles,
+            lowering=None if c.lowering is None else {k: tuple(v) for k, v in c.lowering.items()},
+            # left out: the a2a3 fit (2.23 x UB) scaled to this profile's UB
+            vec_ub_limit=c.vec_subgraph_ub_limit_bytes
+            if c.vec_subgraph_ub_limit_bytes is not None or ub is None else int(2.23 * ub),
+            vec_merge_min_tasks=c.vec_merge_min_tasks,
+            vec_split_min_consumer_n=c.vec_split_min_consumer_n,
+            l2_enabled=l2.enabled,
+            l2_size=l2.size_bytes,
+            l2_line=l2.line_bytes,
+            l2_hit_latency=l2.hit_latency,
+            l2_miss_extra=l2.miss_extra_latency,
+            aicpu_count=sched.aicpu_count,
+            completion_cycles=sched.completion_cycles,
+            resolve_cycles=sched.resolve_cycles,
+            scheduler_cycles=sched.scheduler_cycles,
+            device_task_switch_cycles=sched.device_task_switch_cycles,
+            fair_extra_cycles=sched.fair_extra_cycles,
+            l1_bytes=profile.buffers.get("L1"),
+            ub_bytes=ub,
         )
+        kw = {name: value for name, value in given.items() if value is not None}
         if overrides:
-            unknown = set(overrides) - set(kw)
+            unknown = set(overrides) - {f.name for f in fields(cls)}
             if unknown:
                 raise KeyError(f"unknown cost parameter(s): {', '.join(sorted(unknown))}")
             kw.update(overrides)

@@ -25,7 +25,7 @@ import heapq
 from collections import deque
 from dataclasses import dataclass
 
-from .graph import Task
+from .tasks import Task
 from .params import CostParams
 
 __all__ = ["schedule"]

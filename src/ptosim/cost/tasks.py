@@ -1,0 +1,183 @@
+"""PyPTO-like tasks and the edges between them (see graph.py for how the tasks are made).
+
+* ``Task``: one AIC, AIV or sync (HUB) task with its tile ops, what it reads and writes and, once
+  simulated, its timing.
+* ``Aliases``: views and reshapes (read aliases) and assembles (write aliases) of the recorded
+  tensors, so a read or write resolves to the tensor that holds the data.
+* ``dependencies``: read-after-write edges between tasks; ``sync_tasks``: PyPTO's HUB tasks;
+  ``device_tasks``: roots stitched into device tasks that run one after the other.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..options import RuntimeOptions
+from ..record import OpRecord, TensorRef
+from .lower import Box, TileOp, rows_cols
+
+__all__ = ["SYNC_MIN", "Task", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
+
+#: PyPTO routes a join through a sync (HUB) task only from 3 producers (or 3 view readers) up;
+#: with 2 producers every consumer waits on both directly (seen in its task topology).
+SYNC_MIN = 3
+
+
+@dataclass
+class Task:
+    id: int
+    kind: str  #: "AIC", "AIV" or "HUB"
+    label: str
+    root: int
+    group: int
+    ops: list[TileOp] = field(default_factory=list)
+    record_ops: tuple[int, ...] = ()
+    instances: tuple[Any, ...] = ()
+    preds: set[int] = field(default_factory=set)
+    succs: list[int] = field(default_factory=list)
+    device: int = 0
+    merge: str = ""
+    reads: list[tuple[int, Box, bool]] = field(default_factory=list)
+    writes: list[tuple[int, Box]] = field(default_factory=list)
+    # filled by the core and the scheduler
+    duration: int = 0
+    busy: dict[str, int] = field(default_factory=dict)
+    op_times: list[tuple[int, int]] = field(default_factory=list)
+    l2_hits: int = 0
+    l2_misses: int = 0
+    start: int = 0
+    end: int = 0
+    core: int = -1
+
+
+class Aliases:
+    """Views (read aliases), reshapes and assembles (write aliases) of the recorded tensors."""
+
+    def __init__(self, ops: list[OpRecord], refs: dict[int, TensorRef]) -> None:
+        self.read: dict[int, tuple[int, int, int, bool]] = {}
+        self.write: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        self.refs = refs
+        for op in ops:
+            if op.unit != "S" or op.output is None or not op.inputs:
+                continue
+            src, dst = op.inputs[0], op.output
+            offs = tuple(op.attrs.get("offsets", ()) or ())
+            dr = int(offs[-2]) if len(offs) >= 2 else 0
+            dc = int(offs[-1]) if offs else 0
+            if op.op == "view" and src.uid != dst.uid:
+                self.read[dst.uid] = (src.uid, dr, dc, True)
+            elif op.op == "reshape" and src.uid != dst.uid:
+                self.read[dst.uid] = (src.uid, 0, 0, False)
+            elif op.op == "assemble":
+                self.write[src.uid].append((dst.uid, dr, dc))
+
+    def resolve(self, uid: int, box: Box) -> tuple[int, Box, bool, bool]:
+        via_view = False
+        seen = 0
+        while uid in self.read and seen < 16:
+            base, dr, dc, exact = self.read[uid]
+            if exact:
+                box = (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)
+                via_view = True
+            else:
+                r, c = rows_cols(self.refs[base].shape) if base in self.refs else (box[1], box[3])
+                box = (0, r, 0, c)
+            uid, seen = base, seen + 1
+        ref = self.refs.get(uid)
+        return uid, box, via_view, bool(ref.cacheable) if ref is not None else True
+
+    def write_targets(self, uid: int, box: Box) -> list[tuple[int, Box]]:
+        out = [(uid, box)]
+        for dst, dr, dc in self.write.get(uid, ()):
+            out.append((dst, (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)))
+        return out
+
+
+def overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
+def dependencies(tasks: list[Task], aliases: Aliases) -> None:
+    """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace)."""
+    writers: dict[int, dict[int, list[tuple[Box, int]]]] = defaultdict(lambda: defaultdict(list))
+    bucket: dict[int, int] = {}
+
+    def rows_per_bucket(uid: int) -> int:
+        if uid not in bucket:
+            ref = aliases.refs.get(uid)
+            bucket[uid] = max(16, (rows_cols(ref.shape)[0] if ref is not None else 1024) // 64)
+        return bucket[uid]
+
+    for t in tasks:
+        for uid, box, _v in t.reads:
+            by_bucket = writers.get(uid)
+            if not by_bucket:
+                continue
+            b = rows_per_bucket(uid)
+            for k in range(box[0] // b, (max(box[1], box[0] + 1) - 1) // b + 1):
+                for wbox, w in by_bucket.get(k, ()):
+                    if w != t.id and overlap(box, wbox):
+                        t.preds.add(w)
+        for uid, box in t.writes:
+            for target, tbox in aliases.write_targets(uid, box):
+                base, bbox, _v, _c = aliases.resolve(target, tbox)
+                b = rows_per_bucket(base)
+                for k in range(bbox[0] // b, (max(bbox[1], bbox[0] + 1) - 1) // b + 1):
+                    writers[base][k].append((bbox, t.id))
+
+
+def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases) -> None:
+    """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles)."""
+    by_group: dict[int, list[Task]] = defaultdict(list)
+    for t in list(tasks):
+        by_group[t.group].append(t)
+    for members in by_group.values():
+        clusters: dict[frozenset[int], list[Task]] = defaultdict(list)
+        for m in members:  # tasks of a group that wait for the same set of tasks share one sync task
+            clusters[frozenset(m.preds)].append(m)
+        for common, cluster in clusters.items():
+            if len(cluster) < 2 or len(common) < SYNC_MIN:
+                continue
+            hub = Task(len(tasks), "HUB", "", cluster[0].root, -1, preds=set(common))
+            tasks.append(hub)
+            for m in cluster:
+                m.preds = {hub.id}
+    by_root: dict[int, list[Task]] = defaultdict(list)
+    for t in tasks:
+        if t.kind != "HUB":
+            by_root[t.root].append(t)
+    for r, info in enumerate(roots):
+        members = by_root.get(r, [])
+        if info["views"]:
+            readers = [t for t in members if any(v for _u, _b, v in t.reads)]
+            if len(readers) >= SYNC_MIN:
+                hub = Task(len(tasks), "HUB", "", r, -1)
+                tasks.append(hub)
+                for t in readers:
+                    t.preds.add(hub.id)
+        if info["assembles"]:
+            writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
+            if writers:
+                tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+    device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
+    for t in tasks:
+        t.succs = []
+        if t.kind == "HUB":
+            t.device = device_of.get(t.root, 0)
+    for t in sorted(tasks, key=lambda x: x.id):
+        for p in sorted(t.preds):
+            tasks[p].succs.append(t.id)
+
+
+def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions) -> list[list[int]]:
+    per = max(1, int(runtime.stitch_function_max_num or 1))
+    device_of_root = [r // per for r in range(len(roots))]
+    devices: list[list[int]] = [[] for _ in range(max(device_of_root, default=0) + 1)]
+    for t in tasks:
+        t.device = device_of_root[t.root] if roots else 0
+        devices[t.device].append(t.id)
+    for t in tasks:  # a device task starts after the previous one has finished: no edges across them
+        t.preds = {p for p in t.preds if tasks[p].device == t.device}
+    return devices
