@@ -49,7 +49,7 @@ TARGETS: dict[str, Target] = {
         title="ptosim, the bundled NumPy tile simulator",
         module="ptosim",
         folder=_HERE / "ptosim",
-        reserved=frozenset({"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "Mapping"}),
+        reserved=frozenset({"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "Mapping", "unwritten_fill"}),
     ),
 }
 
