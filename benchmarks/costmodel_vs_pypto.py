@@ -19,7 +19,6 @@ of each subset; the goal is every ratio within 0.75-1.33.
     python benchmarks/costmodel_vs_pypto.py --fit           # grid-search the fitted coefficients on the fit subset
 """
 
-from __future__ import annotations
 
 import argparse
 import ast

@@ -12,7 +12,6 @@ ratio <= 2.0.
 H=4096, Q=1024, NH=64, D=512 (wq_b is [1024, 32768]), T=16.
 """
 
-from __future__ import annotations
 
 import argparse
 import cProfile

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -81,28 +80,19 @@ def _torch() -> Any:
         return None
 
 
-def _resolve_annotation(ann: Any, func: Callable[..., Any], def_locals: Mapping[str, Any], pname: str) -> Any:
-    """Evaluate a string annotation (``from __future__ import annotations``) the way PyPTO's parser
-    sees it: in the kernel's globals plus the locals of the scope that defined it."""
-    if not isinstance(ann, str):
-        return ann
-    closure = {}
-    if func.__closure__:
-        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:  # an empty cell
-                pass
-    try:
-        for _ in range(2):  # a quoted annotation under `from __future__ import annotations` is quoted twice
-            ann = eval(ann, func.__globals__, {**def_locals, **closure})  # noqa: S307 - the user's own code
-            if not isinstance(ann, str):
-                break
-        return ann
-    except Exception as exc:
+def _check_annotation(ann: Any, kernel: str, pname: str) -> Any:
+    """PyPTO 0.2.0 reads ``func.__annotations__`` as objects: a string annotation (what ``from
+    __future__ import annotations`` makes of every annotation) is a non-tensor parameter there,
+    and the call fails. Refuse it here, at the definition, with the reason and the fix."""
+    if isinstance(ann, str):
         raise ShapeError(
-            f"cannot evaluate the annotation {ann!r} of parameter {pname!r}: {exc}", code="argument", op="jit"
-        ) from None
+            f"{kernel}: parameter {pname!r} is annotated with the string {ann[:80]!r}; PyPTO reads annotations as "
+            "objects, so it would take the parameter for a non-tensor ('Non-tensor parameter must not be a "
+            "torch.Tensor'). Remove `from __future__ import annotations` from the kernel's module",
+            code="argument",
+            op="jit",
+        )
+    return ann
 
 
 class JitKernel:
@@ -115,7 +105,6 @@ class JitKernel:
         runtime_options: Mapping[str, Any] | None,
         pass_options: Mapping[str, Any] | None,
         other_options: Mapping[str, Mapping[str, Any]],
-        def_locals: Mapping[str, Any] | None = None,
     ) -> None:
         self.func = func
         self.__name__ = func.__name__
@@ -127,9 +116,16 @@ class JitKernel:
         self.pass_options = validate_pass_options(self._pass_raw, source="jit")
         self.other_options = {g: _check_group(g, o) for g, o in other_options.items()}
         self.signature = inspect.signature(func)
+        if self.signature.return_annotation is not inspect.Signature.empty:
+            raise ShapeError(
+                f"{func.__name__}: a return annotation is not allowed (PyPTO 0.2.0 refuses it); a kernel returns "
+                "nothing and writes its results into out parameters",
+                code="argument",
+                op="jit",
+            )
         self.specs: dict[str, TensorSpec] = {}
         for pname, param in self.signature.parameters.items():
-            ann = _resolve_annotation(param.annotation, func, def_locals or {}, pname)
+            ann = _check_annotation(param.annotation, func.__name__, pname)
             if isinstance(ann, TensorSpec):
                 self.specs[pname] = ann
         self._static: dict[tuple[str, int], int] = {}
@@ -223,13 +219,9 @@ def jit(
         "debug_options": debug_options,
     }
 
-    # The defining scope's locals resolve string annotations (they are not closure cells).
-    caller = sys._getframe(1)
-    def_locals = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
-
     def wrap(f: Callable[..., Any]) -> JitKernel:
         kernel = JitKernel(
-            f, runtime_options=runtime_options, pass_options=pass_options, other_options=others, def_locals=def_locals
+            f, runtime_options=runtime_options, pass_options=pass_options, other_options=others
         )
         functools.update_wrapper(kernel, f, updated=())
         return kernel

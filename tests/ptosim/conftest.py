@@ -6,7 +6,6 @@
 Expected values in the tests are never computed by ptosim.
 """
 
-from __future__ import annotations
 
 import inspect
 from typing import Any, Callable, Sequence

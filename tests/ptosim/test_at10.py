@@ -6,7 +6,6 @@ row must be within tolerance on its own, so a wrong tail iteration cannot hide u
 Inputs as upstream: x ~ U(-1, 1), weights ~ U(-0.1, 0.1), gamma ~ U(-1, 1), fixed seed.
 """
 
-from __future__ import annotations
 
 import importlib.util
 from pathlib import Path

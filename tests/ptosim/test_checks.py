@@ -7,7 +7,6 @@ L1 524288 B; footprint = tile bytes at the widest dtype x 2 (unary), 3 (binary),
 broadcast: the profile's factor, 3 or 4); reduction tiles <= 65536 B.
 """
 
-from __future__ import annotations
 
 import dataclasses
 

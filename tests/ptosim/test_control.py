@@ -1,6 +1,5 @@
 """Loops and symbolic scalars, as PyPTO 0.2.0 behaves (probed: notes/pypto/probe/*.out)."""
 
-from __future__ import annotations
 
 import warnings
 

@@ -3,7 +3,6 @@ option moving the estimate the way PyPTO 0.2.0's SIM cost model does (measured d
 /work/notes/pypto/sim_runs.md; the calibration itself is benchmarks/costmodel_vs_pypto.py).
 """
 
-from __future__ import annotations
 
 import json
 from collections import Counter

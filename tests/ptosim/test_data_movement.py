@@ -1,6 +1,5 @@
 """view / assemble / reshape, valid_shape semantics and named buffers."""
 
-from __future__ import annotations
 
 import ml_dtypes
 import numpy as np

@@ -4,7 +4,6 @@ References are float64 NumPy math, ml_dtypes' round-to-nearest-even and plain in
 arithmetic; ptosim's own ``cast_array`` is never the reference.
 """
 
-from __future__ import annotations
 
 from functools import lru_cache
 

@@ -6,7 +6,6 @@ integer/float64 GEMM rounded once, bit for bit; for general inputs it must stay 
 accumulation bound. The MX reference decodes E8M0 scales from their bits by hand.
 """
 
-from __future__ import annotations
 
 import ml_dtypes
 import numpy as np

@@ -4,7 +4,6 @@ Error tests match on ``code``; the message is checked only where its wording is 
 (the key name, the range, the list of valid keys, the suggestion).
 """
 
-from __future__ import annotations
 
 import contextlib
 import warnings

@@ -1,6 +1,5 @@
 """What a kernel call leaves for the cost model: options per scope, ops, warnings."""
 
-from __future__ import annotations
 
 import warnings
 
