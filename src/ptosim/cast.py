@@ -30,7 +30,6 @@ from __future__ import annotations
 import enum
 from functools import lru_cache
 
-import ml_dtypes
 import numpy as np
 
 from .dtypes import DataType
@@ -67,6 +66,8 @@ _E8M0 = DataType.DT_FP8E8M0
 @lru_cache(maxsize=None)
 def _float_fmt(dt: DataType) -> tuple[int, float, float, bool]:
     """(mantissa bits, max finite, smallest positive value, signed) of a float format."""
+    import ml_dtypes  # loaded with the dtype table, on the first cast (see dtypes._load_table)
+
     fi = ml_dtypes.finfo(dt.np_dtype)
     return int(fi.nmant), float(fi.max), float(fi.smallest_subnormal), dt is not _E8M0
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -33,6 +33,8 @@ class DTypeInfo:
 
 
 def _f(np_type: type, short: str) -> DTypeInfo:
+    import ml_dtypes  # ~1 s to import: loaded with the table, on the first numeric use
+
     dt = np.dtype(np_type)
     return DTypeInfo(short, dt, dt.itemsize, "float", float(ml_dtypes.finfo(dt).max))
 
@@ -64,7 +66,14 @@ class DataType(enum.Enum):
 
     @property
     def short(self) -> str:
-        return self._i.short
+        return self._short
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached while the table is not loaded yet: ``_i`` is then a plain attribute.
+        if name == "_i":
+            _load_table()
+            return self.__dict__["_i"]
+        raise AttributeError(name)
 
     @property
     def np_dtype(self) -> np.dtype:
@@ -90,29 +99,49 @@ class DataType(enum.Enum):
         return f"DataType.{self.name}"
 
 
-_INFO: dict[DataType, DTypeInfo] = {
-    DataType.DT_INT8: _i(np.int8, "INT8"),
-    DataType.DT_INT16: _i(np.int16, "INT16"),
-    DataType.DT_INT32: _i(np.int32, "INT32"),
-    DataType.DT_INT64: _i(np.int64, "INT64"),
-    DataType.DT_UINT8: _i(np.uint8, "UINT8"),
-    DataType.DT_FP16: _f(np.float16, "FP16"),
-    DataType.DT_FP32: _f(np.float32, "FP32"),
-    DataType.DT_BF16: _f(ml_dtypes.bfloat16, "BF16"),
-    DataType.DT_FP8E5M2: _f(ml_dtypes.float8_e5m2, "FP8E5M2"),
-    DataType.DT_FP8E4M3: _f(ml_dtypes.float8_e4m3fn, "FP8E4M3"),
-    DataType.DT_FP8E8M0: _f(ml_dtypes.float8_e8m0fnu, "FP8E8M0"),
-    DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), 1, "bool"),
+#: card spellings: known without the storage table (profiles and cards only need names)
+_SHORT = {
+    DataType.DT_INT8: "INT8", DataType.DT_INT16: "INT16", DataType.DT_INT32: "INT32", DataType.DT_INT64: "INT64",
+    DataType.DT_UINT8: "UINT8", DataType.DT_FP16: "FP16", DataType.DT_FP32: "FP32", DataType.DT_BF16: "BF16",
+    DataType.DT_FP8E5M2: "FP8E5M2", DataType.DT_FP8E4M3: "FP8E4M3", DataType.DT_FP8E8M0: "FP8E8M0", DataType.DT_BOOL: "BOOL",
 }
+for _m, _s in _SHORT.items():
+    _m._short = _s
 
-for _m, _info in _INFO.items():
-    _m._i = _info  # direct attribute: the properties above are read on every op
+_INFO: dict[DataType, DTypeInfo] = {}
+_BY_NP: dict[np.dtype, DataType] = {}
+
+
+def _load_table() -> None:
+    """The storage types (NumPy and ml_dtypes), loaded once on first use: importing ml_dtypes costs
+    about a second, which the catalogue and CLI commands that never compute should not pay."""
+    if _INFO:
+        return
+    import ml_dtypes
+
+    _INFO.update({
+        DataType.DT_INT8: _i(np.int8, "INT8"),
+        DataType.DT_INT16: _i(np.int16, "INT16"),
+        DataType.DT_INT32: _i(np.int32, "INT32"),
+        DataType.DT_INT64: _i(np.int64, "INT64"),
+        DataType.DT_UINT8: _i(np.uint8, "UINT8"),
+        DataType.DT_FP16: _f(np.float16, "FP16"),
+        DataType.DT_FP32: _f(np.float32, "FP32"),
+        DataType.DT_BF16: _f(ml_dtypes.bfloat16, "BF16"),
+        DataType.DT_FP8E5M2: _f(ml_dtypes.float8_e5m2, "FP8E5M2"),
+        DataType.DT_FP8E4M3: _f(ml_dtypes.float8_e4m3fn, "FP8E4M3"),
+        DataType.DT_FP8E8M0: _f(ml_dtypes.float8_e8m0fnu, "FP8E8M0"),
+        DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), 1, "bool"),
+    })
+    for m, info in _INFO.items():
+        m._i = info  # direct attribute: the properties above are read on every op
+    _BY_NP.update({info.np_dtype: m for m, info in _INFO.items()})
+
 
 _BY_NAME: dict[str, DataType] = {}
 for _m in DataType:
     _BY_NAME[_m.name] = _m
     _BY_NAME[_m.short] = _m
-_BY_NP: dict[np.dtype, DataType] = {info.np_dtype: m for m, info in _INFO.items()}
 
 
 def dtype_from_name(name: str | DataType) -> DataType:
@@ -128,6 +157,7 @@ def dtype_from_name(name: str | DataType) -> DataType:
 
 def dtype_of_array(arr: np.ndarray) -> DataType:
     """The DataType stored by a NumPy array (TypeError if ptosim has no such dtype)."""
+    _load_table()
     try:
         return _BY_NP[arr.dtype]
     except KeyError:
