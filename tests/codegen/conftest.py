@@ -64,6 +64,8 @@ def make_request(skeleton: str, atoms: str, **fields: Any) -> Request:
         platform=fields.pop("platform", None),
         options=dict(fields.pop("options", {}) or {}),
         name=fields.pop("name", None),
+        target=fields.pop("target", None),
+        tiles=dict(fields.pop("tiles", {}) or {}),
     )
 
 

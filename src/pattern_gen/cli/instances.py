@@ -20,6 +20,7 @@ from ..output.instances import (
     run_instance,
     write_instance,
 )
+from ..output.pypto_run import ptosim_twin_estimate, run_pypto_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.manifest import split_params
 from ..plan.naming import explain as explain_name
@@ -259,14 +260,25 @@ def find_instance(name_or_dir: str) -> Path:
     flag_value="",
     help="Write the simulated timeline (Chrome Trace Event JSON); alone: build/traces/<instance>-T<T>.json.",
 )
+@click.option("--target", default=None, help="The instance's target, to check it: ptosim or pypto (read from instance.json).")
+@click.option("--verify", is_flag=True, help="pypto target: run PyPTO's CPU verifier and compare with the golden (else: its SIM cost model).")
 @click.option("--json", "as_json", is_flag=True)
+@click.pass_context
 @handle_errors
-def run_cmd(instance: str, T: int | None, seed: int, profile: str | None, as_json: bool) -> None:
+def run_cmd(ctx: click.Context, instance: str, T: int | None, seed: int, profile: str | None, target: str | None, verify: bool, as_json: bool) -> None:
     """Run an instance (a folder, or a name under kernels/ or generated/) on random inputs against
-    its golden and print the cost estimate."""
+    its golden and print the cost estimate; a pypto-target instance runs on the installed PyPTO."""
     folder = find_instance(instance)
+    meta = read_instance(folder)
+    actual = meta.get("target") or DEFAULT_TARGET
+    if target is not None and target != actual:
+        raise PatternGenError(Problem("instance", f"{folder.name} is a {actual} instance, not {target}: generate it with --target {target}", str(folder)))
+    if actual == "pypto":
+        _run_pypto(ctx, folder, T, seed, verify, as_json)
+        return
+    if verify:
+        raise PatternGenError(Problem("instance", "--verify runs PyPTO's verifier: it needs a pypto-target instance (pattern-gen new … --target pypto)"))
     if profile == "":  # --profile alone: a place no repository tracks
-        meta = read_instance(folder)
         t_label = T if T is not None else (meta.get("test_T") or ["default"])[0]
         trace = (project().root or Path.cwd()) / "build" / "traces" / f"{folder.name}-T{t_label}.json"
         trace.parent.mkdir(parents=True, exist_ok=True)
@@ -278,6 +290,29 @@ def run_cmd(instance: str, T: int | None, seed: int, profile: str | None, as_jso
         _print_run(result)
         if profile:
             out.print(f"timeline written to {profile} (open it in https://ui.perfetto.dev or chrome://tracing)", soft_wrap=True)
+    if not result.passed:
+        sys.exit(1)
+
+
+def _run_pypto(ctx: click.Context, folder: Path, T: int | None, seed: int, verify: bool, as_json: bool) -> None:
+    done = run_pypto_instance(folder, T=T, seed=seed, verify=verify)
+    result = done.result
+    if not verify:
+        twin = ptosim_twin_estimate(catalogue(ctx), folder, result.T, seed)
+        result.estimate = {"pypto": done.pypto, "ptosim": twin}
+    if as_json:
+        click.echo(strict_json(result.as_dict()))
+    elif verify:
+        _print_run(result)
+    else:
+        p, s = done.pypto or {}, (result.estimate or {}).get("ptosim") or {}
+        out.print(literal(f"{result.name} — T={result.T}: compiled and simulated on PyPTO"))
+        if p and s:
+            out.print(literal(f"PyPTO SIM: {p['e2e_us']:.2f} µs end to end, {p['tasks']} tasks · ptosim: {s['e2e_us']:.2f} µs, {s['tasks']} tasks · PyPTO/ptosim {p['e2e_us'] / s['e2e_us']:.2f}"))
+        elif p:
+            out.print(literal(f"PyPTO SIM: {p['e2e_us']:.2f} µs end to end, {p['tasks']} tasks"))
+        else:
+            out.print(literal("PyPTO wrote no swimlane: no estimate"))
     if not result.passed:
         sys.exit(1)
 

@@ -266,8 +266,9 @@ def render_instance(
     """``{relative path: content}`` of one instance folder for the plan's target (content without
     the hash header); ``golden_dirs`` are searched for the skeleton's golden composition before
     the package's; ``user_atoms`` maps each of a team's own atoms to the folders of its reference."""
-    env = _env(get_target(plan.target))
-    kernel = env.get_template("kernel.py.j2").render(k=_kernel_context(plan, card_files))
+    target = get_target(plan.target)
+    env = _env(target)
+    kernel = env.get_template("kernel.py.j2").render(k={**_kernel_context(plan, card_files), "pypto_version": target.pypto_version})
     atoms_src, composition_src = _golden_source(plan, golden_dirs, user_atoms)
     params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
     tolerances = {t.name: _tolerance(t) for t in plan.outputs}
@@ -289,6 +290,8 @@ def render_instance(
             "t_values": test_values(plan.unroll),
             "tolerances": _py(tolerances),
             "command": plan.request.command(),
+            "verify_t": min(v for v in test_values(plan.unroll) if v > 1),
+            "skip_reason": _py(target.cannot_run(plan.platform)) if target.cannot_run(plan.platform) else "",
         }
     )
     data = plan.to_json(version)

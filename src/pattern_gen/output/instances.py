@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any
+from typing import Annotated, Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -191,11 +191,9 @@ def run_instance(
 
     ``estimate=False`` skips the cost model (a pass/fail check needs only the numbers)."""
     meta = read_instance(folder)
-    T = int(T if T is not None else meta.get("test_T", [meta.get("unroll", 1)])[0])
-    if not 1 <= T <= MAX_T:
-        raise PatternGenError(Problem("instance", f"--T must be between 1 and {MAX_T}, got {str(T)[:24]}"))
-    if seed < 0:
-        raise PatternGenError(Problem("instance", f"--seed must be 0 or more, got {seed}"))
+    if meta.get("target") not in (None, "ptosim"):
+        raise PatternGenError(Problem("instance", f"{folder.name} is a {meta['target']} instance: run it with `pattern-gen run --target {meta['target']}`", str(folder)))
+    T = check_run_args(meta, T, seed)
     if profile is not None:
         parent = Path(profile).resolve().parent
         if not parent.is_dir():
@@ -215,18 +213,7 @@ def run_instance(
         result.passed = False
         result.error = f"ptosim refused the kernel: {exc}"
         return result
-    expected = _call(golden, "golden", inputs)
-    missing = sorted(set(expected) - set(outputs))
-    if missing:
-        raise PatternGenError(Problem("instance", f"run() returned no {', '.join(missing)}; {_REGENERATE}", str(kernel.__file__)))
-    tolerances = meta.get("tolerances", {})
-    for name, ref in expected.items():
-        atol, rtol, ratio = tolerances.get(name, (None, None, None))
-        cmp = compare(outputs[name], ref, atol, rtol, ratio, name=name)
-        rows = compare_rows(outputs[name], ref, atol, rtol, ratio) if cmp.reason == "" else []
-        ok = cmp.passed and not rows
-        result.outputs[name] = {**cmp.as_dict(), "bad_rows": rows[:16], "passed": ok, "message": str(cmp)}
-        result.passed = result.passed and ok
+    compare_with_golden(result, kernel, golden, inputs, outputs, meta.get("tolerances", {}))
     record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None) if estimate else None
     if record is not None:
         result.estimate = cost.estimate(record).summary()
@@ -235,6 +222,36 @@ def run_instance(
         if isinstance(unroll, int) and isinstance(loop.get("candidates"), list):
             result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, unroll, loop["candidates"])
     return result
+
+
+def compare_with_golden(
+    result: RunResult, kernel: ModuleType, golden: ModuleType, inputs: Any, outputs: Any, tolerances: Mapping[str, Any]
+) -> None:
+    """Compare a run's outputs with the golden under the card's tolerances, output by output and
+    row by row; the verdicts go into ``result``."""
+    if not isinstance(outputs, Mapping):
+        raise PatternGenError(Problem("instance", f"run() returned {type(outputs).__name__}, not a dict of outputs; {_REGENERATE}", str(kernel.__file__)))
+    expected = _call(golden, "golden", inputs)
+    missing = sorted(set(expected) - set(outputs))
+    if missing:
+        raise PatternGenError(Problem("instance", f"run() returned no {', '.join(missing)}; {_REGENERATE}", str(kernel.__file__)))
+    for name, ref in expected.items():
+        atol, rtol, ratio = tolerances.get(name, (None, None, None))
+        cmp = compare(outputs[name], ref, atol, rtol, ratio, name=name)
+        rows = compare_rows(outputs[name], ref, atol, rtol, ratio) if cmp.reason == "" else []
+        ok = cmp.passed and not rows
+        result.outputs[name] = {**cmp.as_dict(), "bad_rows": rows[:16], "passed": ok, "message": str(cmp)}
+        result.passed = result.passed and ok
+
+
+def check_run_args(meta: Mapping[str, Any], T: int | None, seed: int) -> int:
+    """The token count to run (default: the first test T), with ``T`` and ``seed`` checked."""
+    T = int(T if T is not None else meta.get("test_T", [meta.get("unroll", 1)])[0])
+    if not 1 <= T <= MAX_T:
+        raise PatternGenError(Problem("instance", f"--T must be between 1 and {MAX_T}, got {str(T)[:24]}"))
+    if seed < 0:
+        raise PatternGenError(Problem("instance", f"--seed must be 0 or more, got {seed}"))
+    return T
 
 
 def _kernel_attr(module: ModuleType) -> str:

@@ -200,6 +200,7 @@ class KernelPlan:
             "left_out": list(self.left_out),
             "cards": list(self.cards_used),
             "command": self.request.command(),
+            "request": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self.request).items()},
             "generator_version": version,
         }
 

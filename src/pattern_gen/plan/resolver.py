@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptosim.option_versions import version_problems
 from ptosim.platform import Profile
 
 from ..catalogue.catalogue import Catalogue
+from ..emit.targets import get_target
 from ..flow import (
     Expansion,
     FlowError,
@@ -73,6 +75,12 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     used = list(dict.fromkeys(exp.cards_used))
     advice_cards = [skeleton, atom] + [cat.cards[u] for u in used if u not in (skeleton.id, atom.id)]
     options = plan_options(advice_cards, env, c.platform, req.options, exp.stages, exp.roles)
+    target = get_target(c.target)
+    refused = version_problems(target.pypto_version, options.runtime, options.pass_)
+    if refused:
+        raise PatternGenError([Problem("bad-option", f"--target {target.name}: {why}; drop the option, or generate for another target") for why in refused])
+    if target.cannot_run(c.platform):
+        notes.append(f"target {target.name} on {c.platform}: {target.cannot_run(c.platform)}")
     # An input the expanded flow never reads (e.g. gamma_ckv with kv_norm.has_gamma=false) is not a kernel argument.
     read = {a.name for s in exp.prologue + exp.stages for op in s.ops for a in op.args if isinstance(a, Var)}
     for n in (n for n in exp.inputs if n not in read):

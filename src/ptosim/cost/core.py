@@ -17,8 +17,8 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 
-from .tasks import Task
 from .params import CostParams
+from .tasks import Task
 
 __all__ = ["run_tasks", "L2Cache"]
 

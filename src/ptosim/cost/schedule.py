@@ -25,8 +25,8 @@ import heapq
 from collections import deque
 from dataclasses import dataclass
 
-from .tasks import Task
 from .params import CostParams
+from .tasks import Task
 
 __all__ = ["schedule"]
 

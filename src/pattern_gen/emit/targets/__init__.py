@@ -37,6 +37,19 @@ class Target:
     folder: Path
     #: names the target's host code defines beside the kernel (on top of ``KERNEL_RESERVED``)
     reserved: frozenset[str] = frozenset()
+    #: the PyPTO version whose option set the target's kernels must keep to (``upstream``: the
+    #: reference digest's, which ptosim validates)
+    pypto_version: str = "upstream"
+    #: platforms the target can run here (None: every platform of the catalogue)
+    simulates: frozenset[str] | None = None
+    #: why the others cannot (shown in the plan and as the test's skip reason)
+    simulates_why: str = ""
+
+    def cannot_run(self, platform: str) -> str:
+        """Why this target cannot run ``platform`` here ("" when it can)."""
+        if self.simulates is None or platform in self.simulates:
+            return ""
+        return f"{self.simulates_why} The kernel is written; its PyPTO test skips."
 
     @property
     def all_reserved(self) -> frozenset[str]:
@@ -50,6 +63,18 @@ TARGETS: dict[str, Target] = {
         module="ptosim",
         folder=_HERE / "ptosim",
         reserved=frozenset({"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "Mapping", "unwritten_fill"}),
+    ),
+    "pypto": Target(
+        name="pypto",
+        title="real PyPTO 0.2.0 (SIM cost model, CPU verifier, NPU)",
+        module="pypto",
+        folder=_HERE / "pypto",
+        reserved=frozenset(
+            {"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "PYPTO_VERSION", "LAST_RUN", "Mapping", "Any", "glob", "json", "os", "tempfile", "torch"}
+        ),
+        pypto_version="0.2.0",
+        simulates=frozenset({"a2a3"}),
+        simulates_why="PyPTO 0.2.0 from PyPI simulates only Atlas A2/A3 (NpuArch DAV_2201, A2A3.ini); scaled_mm and FP8 need DAV_3510.",
     ),
 }
 
