@@ -80,3 +80,13 @@ def test_pseudo_code_renders(name: str) -> None:
     op = COp(name, "y", [Var("a"), ScalarArg(Num(2))], attrs, None, [], "AT-00", ())
     text = op_text(op)
     assert "{" not in text and text.strip(), text
+
+
+def test_ptosim_records_every_op_and_profiles_check_the_same_ones() -> None:
+    """ptosim's profile schema knows the ops it records (what the cost model lowers and
+    ``cost.lowering`` may name) and the ops ``op_dtypes`` must list: both agree with the registry."""
+    from ptosim import profile_schema
+
+    recorded = {s.pypto_name for s in OPS.values() if s.pypto_name != "Tensor"}  # a named buffer records no op
+    assert recorded <= set(profile_schema.OPS), f"ptosim records no {sorted(recorded - set(profile_schema.OPS))}"
+    assert {n for n, s in OPS.items() if s.dtype_checked} == set(profile_schema.OP_DTYPE_OPS)

@@ -104,7 +104,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _call(module: ModuleType, attr: str, *args: Any, **kwargs: Any) -> Any:
+def call_instance(module: ModuleType, attr: str, *args: Any, **kwargs: Any) -> Any:
     """``module.attr(*args)``, with a missing function or any failure inside it as one problem."""
     fn = getattr(module, attr, None)
     where = str(module.__file__)
@@ -206,9 +206,9 @@ def run_instance(
     kernel = load_instance_module(folder, "kernel")
     golden = load_instance_module(folder, "golden")
     result = RunResult(meta["name"], T, seed, passed=True)
-    inputs = _call(golden, "make_inputs", T, seed=seed)
+    inputs = call_instance(golden, "make_inputs", T, seed=seed)
     try:
-        outputs = _call(kernel, "run", inputs, profile=profile)
+        outputs = call_instance(kernel, "run", inputs, profile=profile)
     except PtoSimError as exc:
         result.passed = False
         result.error = f"ptosim refused the kernel: {exc}"
@@ -231,7 +231,7 @@ def compare_with_golden(
     row by row; the verdicts go into ``result``."""
     if not isinstance(outputs, Mapping):
         raise PatternGenError(Problem("instance", f"run() returned {type(outputs).__name__}, not a dict of outputs; {_REGENERATE}", str(kernel.__file__)))
-    expected = _call(golden, "golden", inputs)
+    expected = call_instance(golden, "golden", inputs)
     missing = sorted(set(expected) - set(outputs))
     if missing:
         raise PatternGenError(Problem("instance", f"run() returned no {', '.join(missing)}; {_REGENERATE}", str(kernel.__file__)))

@@ -20,7 +20,7 @@ from ..plan.kernel_plan import Request
 from ..vocab.errors import PatternGenError, Problem
 from .instances import (
     RunResult,
-    _call,
+    call_instance,
     check_run_args,
     compare_with_golden,
     load_instance_module,
@@ -83,9 +83,9 @@ def run_pypto_instance(folder: Path, *, T: int | None = None, seed: int = 0, ver
     kernel = load_instance_module(folder, "kernel")
     golden = load_instance_module(folder, "golden")
     result = RunResult(meta["name"], T, seed, passed=True)
-    inputs = _call(golden, "make_inputs", T, seed=seed)
+    inputs = call_instance(golden, "make_inputs", T, seed=seed)
     with tempfile.TemporaryDirectory(prefix="pattern-gen-pypto-") as work, _quiet(Path(work) / "pypto.log"):
-        outputs = _call(kernel, "run", inputs, run_mode="verify" if verify else "sim", workdir=work)
+        outputs = call_instance(kernel, "run", inputs, run_mode="verify" if verify else "sim", workdir=work)
         estimate = None if verify else dict(getattr(kernel, "LAST_RUN", {}).get("estimate") or {})
     if verify:
         compare_with_golden(result, kernel, golden, inputs, outputs, meta.get("tolerances", {}))
