@@ -175,7 +175,7 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     cat = load_catalogue(extra, files=files, base=base)
     problems = check_catalogue(cat)
     manifest = manifest_path(ctx, None) if not paths or whole else None
-    if manifest is not None and manifest.is_file():  # the instances must still resolve with these cards
+    if not problems and manifest is not None and manifest.is_file():  # valid cards: do the instances still resolve?
         try:
             loaded = load_manifest(manifest)
             plan_manifest(cat, loaded)

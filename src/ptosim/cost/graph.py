@@ -26,7 +26,7 @@ from typing import Any
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, vec_grid
+from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, rows_cols, vec_grid
 from .params import CostParams
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
@@ -127,7 +127,7 @@ def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: Co
     body = Body()
     R, tr = grid[0], grid[1]
     for j in instances:
-        lower_vec(ops, j * tr, min(R, (j + 1) * tr), grid, body, lambda _u: False, aliases.resolve, params)
+        lower_vec(ops, j * tr, min(R, (j + 1) * tr), grid, body, lambda _u: False, aliases, params)
     return body.ub_bytes
 
 
@@ -144,6 +144,19 @@ def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> l
     while len(head) > 1 and _ub_bytes(head, grid, [0], aliases, params) > params.vec_ub_limit:
         tail.insert(0, head.pop())
     return [head] + (_split(tail, grid, aliases, params) if tail else [])
+
+
+def _reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
+    """Reshapes PyPTO runs as a task of their own (PIPE_S RESHAPE between a copy-in and a copy-out): one
+    that changes the rank of a vector result which is then assembled into an output (SK-04's
+    [T*NH, D] -> [T, NH, D] head split). A reshape of a GM tensor (a matmul result, a kernel argument)
+    is a view change only (PyPTO's zero-cost "fake" task)."""
+    # ... and only when the vector ops making it run in more than one row block (a single block
+    # does the reshape and the assemble itself: SK-04 with unroll 1, or T < 8 with unroll 8)
+    made = {o.output.uid: vec_grid(o) for o in root_ops if o.unit == "V" and o.output is not None}
+    return [o for o in root_ops if o.unit == "S" and o.op == "reshape" and o.inputs and o.output is not None
+            and o.inputs[0].uid in made and made[o.inputs[0].uid][0] > made[o.inputs[0].uid][1]
+            and len(o.output.shape) != len(o.inputs[0].shape) and o.output.uid in aliases.write]
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -165,10 +178,13 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
     root_info: list[dict[str, Any]] = []
     for r, root_ops in enumerate(_roots(record.ops)):
         frames = root_ops[0].loops
+        outer = record.scopes.get(frames[0].scope, {}) if frames else {}
         root_info.append({"index": r, "loops": [(f.name, f.index, f.iteration, f.factor) for f in frames],
                           "views": any(o.op == "view" for o in root_ops),
                           "assembles": any(o.op == "assemble" for o in root_ops),
-                          "scope": frames[-1].scope if frames else None})
+                          "scope": frames[-1].scope if frames else None,
+                          "outer": frames[0].scope if frames else None,
+                          "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
         for vg in _vec_groups(root_ops):
             grid = vec_grid(vg[0])[:2]
@@ -177,6 +193,9 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             parts = _split(vg, grid, aliases, params) if wide else [vg]
             for part in parts:
                 order.append((part[0].seq, "V", part, grid))
+        for o in _reshape_tasks(root_ops, aliases):
+            R, C = rows_cols(o.output.shape)
+            order.append((o.seq, "V", [o], (R, R, C, C)))
         for o in root_ops:
             if o.unit == "C":
                 order.append((o.seq, "C", [o], cube_grid(o)))
@@ -222,7 +241,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             for chunk in chunks:
                 body = Body()
                 for j in chunk:
-                    lower_vec(g.ops, j * tr, min(R, (j + 1) * tr), g.grid, body, needs_out(g.gid), aliases.resolve, params)
+                    lower_vec(g.ops, j * tr, min(R, (j + 1) * tr), g.grid, body, needs_out(g.gid), aliases, params)
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
         else:
@@ -241,7 +260,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             for pairs in merged:
                 body, l1 = Body(), L1Blocks(params.l1_bytes)
                 for mi, nj in pairs:
-                    lower_cube(op, mi, nj, body, l1, aliases.resolve, params)
+                    lower_cube(op, mi, nj, body, l1, aliases, params)
                 info = []
                 if l1n > 1 and len(pairs) > 1:
                     info.append(f"l1ReuseInfo hashOrder: {g.hash_order}, subGraphCount: {min(l1n, len(pairs))}")

@@ -75,7 +75,13 @@ class Body:
 
 
 # Resolves a read of (uid, box) to the tensor that holds the data: (base uid, box, through_view, cacheable).
-Resolver = Callable[[int, Box], tuple[int, Box, bool, bool]]
+Resolver = Callable[..., tuple[int, Box, bool, bool]]  # (uid, box, shape of the ref read or written)
+
+
+def _canon(resolve: Resolver, ref: TensorRef, box: Box) -> Box:
+    """``box`` of ``ref`` in its tensor's first shape (an in-place reshape keeps the uid, not the shape)."""
+    canon = getattr(resolve, "canon", None)
+    return canon(ref.uid, box, tuple(ref.shape)) if canon is not None else box
 
 
 # --- vector --------------------------------------------------------------------------------------
@@ -133,7 +139,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         if ref.uid in inside and ref.uid in local:
             prod = local[ref.uid]
             return prod[min(ct, len(prod) - 1)], _shape(box)
-        base, bbox, via_view, cacheable = resolve(ref.uid, box)
+        base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
         key = (base, bbox)
         if key not in body.loaded:
             full = rows_cols(ref.shape)
@@ -148,6 +154,18 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         tensors = list(op.inputs)
         _R, _tr, C, tc = vec_grid(op)
         nct = max(1, -(-C // tc))
+        if op.op == "reshape" and out is not None and tensors:  # a reshape task: copy in, (PIPE_S reshape), copy out
+            C = tc = rows_cols(out.shape)[1]
+            nct = 1
+            res, ishape = operand(tensors[0], 0, op.seq)
+            box = _box(out, R, r0, r1)
+            base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
+            oshape = _shape(box)
+            body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype,
+                                                                 nbytes_of(out.dtype), params),
+                            (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
+            body.writes.append((out.uid, _canon(resolve, out, box)))
+            continue
         for ct in range(nct):
             ins = [operand(t, ct, op.seq) for t in tensors]
             oshape = _shape(_col_tiles(_box(out, R, r0, r1), tc, nct)[ct]) if out is not None else (r1 - r0, 1)
@@ -194,11 +212,11 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
             local.setdefault(out.uid, []).append(res)
             if needs_out(out.uid):
                 box = _col_tiles(_box(out, R, r0, r1), tc, nct)[ct]
-                base, bbox, _v, cacheable = resolve(out.uid, box)
+                base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
                 full = rows_cols(out.shape)
                 body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
                                 (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable), op.seq))
-                body.writes.append((out.uid, box))
+                body.writes.append((out.uid, _canon(resolve, out, box)))
 
 
 # --- cube ----------------------------------------------------------------------------------------
@@ -270,7 +288,7 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
         b_box: Box = (n0, n0 + n_cols, c0, c0 + kc) if b_trans else (c0, c0 + kc, n0, n0 + n_cols)
         idx = {}
         for side, ref, box, nbyte, full in (("a", a, a_box, ab, a_full), ("b", b, b_box, bb, b_full)):
-            base, bbox, via_view, cacheable = resolve(ref.uid, box)
+            base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
             key = (base, bbox)
             blk = (box[1] - box[0]) * (box[3] - box[2]) * nbyte
             hit = l1.lookup(side, key, blk)
@@ -302,8 +320,8 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
     if out is None:
         return
     box = (m0, m0 + m_rows, n0, n0 + n_cols)
-    base, bbox, _v, cacheable = resolve(out.uid, box)
+    base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
     full = rows_cols(out.shape)
     body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
                     (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
-    body.writes.append((out.uid, box))
+    body.writes.append((out.uid, _canon(resolve, out, box)))

@@ -73,7 +73,24 @@ class Aliases:
             elif op.op == "assemble":
                 self.write[src.uid].append((dst.uid, dr, dc))
 
-    def resolve(self, uid: int, box: Box) -> tuple[int, Box, bool, bool]:
+    def canon(self, uid: int, box: Box, shape: tuple[int, ...] | None) -> Box:
+        """``box`` of ``uid`` seen through an in-place reshape (same uid, another 2-D shape) in the
+        coordinates of the tensor's first shape: whole rows map by element offset, else the whole tensor."""
+        ref = self.refs.get(uid)
+        if shape is None or ref is None:
+            return box
+        (r, c), (R, C) = rows_cols(shape), rows_cols(ref.shape)
+        if (r, c) == (R, C):
+            return box
+        if box[2] == 0 and box[3] >= c and C > 0:
+            return (box[0] * c // C, min(R, -(-box[1] * c // C)), 0, C)
+        return (0, R, 0, C)
+
+    def __call__(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
+        return self.resolve(uid, box, shape)
+
+    def resolve(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
+        box = self.canon(uid, box, shape)
         via_view = False
         seen = 0
         while uid in self.read and seen < 16:
@@ -173,7 +190,14 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases)
 
 def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions) -> list[list[int]]:
     per = max(1, int(runtime.stitch_function_max_num or 1))
-    device_of_root = [r // per for r in range(len(roots))]
+    device_of_root, dev, used = [], 0, 0
+    for r, info in enumerate(roots):
+        # a loop with submit_before_loop=True: what ran before it is submitted as a device task of its own
+        split = r > 0 and info.get("submit_before_loop") and roots[r - 1].get("outer") != info.get("outer")
+        if used >= per or (split and used):
+            dev, used = dev + 1, 0
+        device_of_root.append(dev)
+        used += 1
     devices: list[list[int]] = [[] for _ in range(max(device_of_root, default=0) + 1)]
     for t in tasks:
         t.device = device_of_root[t.root] if roots else 0
