@@ -13,7 +13,7 @@ platform profile (``use_platform``), validates every runtime and pass option and
 tile op for the cost model. It never imports pattern-gen.
 """
 
-from . import cost, experimental, frontend, testing
+from . import experimental, frontend
 from .cast import CastMode, SaturationMode
 from .config import get_pass_options, options, set_options, set_pass_options, set_semantic_label
 from .control import loop, loop_unroll, unroll_schedule
@@ -55,6 +55,18 @@ DT_FP8E8M0 = DataType.DT_FP8E8M0
 tensor = Tensor  # PyPTO spells the named-buffer constructor both ways
 
 __version__ = "0.1.0"
+
+#: submodules loaded on first use: the cost model and the test helpers are not needed to run a
+#: kernel (``import ptosim.cost`` or ``ptosim.cost`` both work)
+_LAZY = ("cost", "testing")
+
+
+def __getattr__(name: str):  # PEP 562
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'ptosim' has no attribute {name!r}")
 
 __all__ = [
     "frontend", "experimental", "testing", "cost",
