@@ -94,6 +94,8 @@ def _print_plan(plan: KernelPlan) -> None:
 
 
 def _print_run(result: RunResult) -> None:
+    for text in result.warnings:
+        err.print(literal(f"warning: {text} (outputs computed through an overflow or a NaN can agree for the wrong reason)", "yellow"), soft_wrap=True)
     table = Table(title=f"{result.name} — T={result.T}, seed={result.seed}", title_justify="left")
     for col in ("output", "result", "wrong / allowed", "max |err|", "bad rows"):
         table.add_column(col, overflow="fold")

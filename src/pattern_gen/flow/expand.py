@@ -104,8 +104,10 @@ class Expander(OpTyper):
                 raise self.fail(
                     frame, path + ("bind", local), "dtype-illegal", f"{callee.id} input {local!r} has rank {len(shape)}, got {ttype.shape_text()}"
                 )
-            for decl_dim, actual in zip(shape, ttype.shape):
+            for axis, (decl_dim, actual) in enumerate(zip(shape, ttype.shape)):
                 node = parse(decl_dim)
+                if not (isinstance(node, Name) and node.name not in sub.dims):
+                    self.check_extent(sub, simplify(substitute(node, sub.dims)), ("inputs", local, "shape", axis))
                 # the first use of a callee dim binds it; later uses must agree
                 if isinstance(node, Name) and node.name not in sub.dims:
                     sub.dims[node.name] = actual

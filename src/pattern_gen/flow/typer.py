@@ -16,7 +16,7 @@ from ptosim.platform import Profile
 
 from ..cards import model as m
 from ..vocab.errors import ErrorCode, did_you_mean
-from ..vocab.expr import Expr, ExprError, Num, evaluate, parse, simplify, substitute
+from ..vocab.expr import Expr, ExprError, Num, evaluate, names, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
 from .frame import Frame, dims_equal
 from .types import (
@@ -75,8 +75,26 @@ class OpTyper:
         self.exp.types[name] = ttype
         return name
 
-    def shape(self, frame: Frame, values: Sequence[Any]) -> tuple[Expr, ...]:
-        return tuple(simplify(substitute(parse(v), frame.dims)) for v in values)
+    def shape(self, frame: Frame, values: Sequence[Any], path: Path = ()) -> tuple[Expr, ...]:
+        out = tuple(simplify(substitute(parse(v), frame.dims)) for v in values)
+        for i, expr in enumerate(out):
+            self.check_extent(frame, expr, path + (i,))
+        return out
+
+    def check_extent(self, frame: Frame, expr: Expr, path: Path) -> None:
+        """With the dims known, a shape entry must be a finite whole number: a division by zero,
+        ``1e999`` or ``K/3`` for a K not divisible by 3 is a card error at its line, not a
+        traceback (or a NaN-sized tensor) later."""
+        if self.dim_values is None or not names(expr) <= set(self.dim_values):
+            return  # a callee dim not bound yet: checked where it is
+        try:
+            value = evaluate(expr, self.dim_values)
+        except ExprError as exc:
+            raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)}: {exc}") from None
+        except (ZeroDivisionError, OverflowError, ValueError) as exc:
+            raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)}: {exc}") from None
+        if not math.isfinite(value) or int(value) != value or value < 0:
+            raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)} = {value} at these dims; a shape entry is a whole number >= 0")
 
     def dtype(self, frame: Frame, value: Any, path: Path) -> str:
         if isinstance(value, m.ParamRef):
@@ -180,7 +198,7 @@ class OpTyper:
         dtype = self.dtype(frame, op.dtype, path + ("dtype",))
         self.check_op_dtype(frame, path, "full", dtype)
         value, _ = self.operand(frame, op.value if isinstance(op.value, m.ParamRef) else m.Scalar(scalar=op.value), path)
-        out_t = TType(dtype, self.shape(frame, op.shape))
+        out_t = TType(dtype, self.shape(frame, op.shape, path + ("shape",)))
         name = self.define(frame, op.out, out_t, path)
         return self._cop(frame, "full", name, [value], {"shape": list(out_t.shape), "dtype": dtype}, out_t, [], path)
 
@@ -235,11 +253,11 @@ class OpTyper:
 
     def op_view(self, frame: Frame, op: m.ViewOp, path: Path) -> COp:
         src_name, src = self.var(frame, op.in_, path + ("in",))
-        shape = self.shape(frame, op.shape)
-        offsets = self.shape(frame, op.offsets)
+        shape = self.shape(frame, op.shape, path + ("shape",))
+        offsets = self.shape(frame, op.offsets, path + ("offsets",))
         if len(shape) != src.rank or len(offsets) != src.rank:
             raise self.fail(frame, path, "rank-mismatch", f"view of rank-{src.rank} {op.in_!r} needs rank-{src.rank} shape and offsets (C-DATA-02)")
-        valid = self.shape(frame, op.valid_shape) if op.valid_shape is not None else None
+        valid = self.shape(frame, op.valid_shape, path + ("valid_shape",)) if op.valid_shape is not None else None
         out_t = TType(src.dtype, shape)
         name = self.define(frame, op.out, out_t, path)
         attrs = {"shape": list(shape), "offsets": list(offsets), "valid_shape": list(valid) if valid else None}
@@ -248,7 +266,7 @@ class OpTyper:
     def op_assemble(self, frame: Frame, op: m.AssembleOp, path: Path) -> COp:
         src_name, src = self.var(frame, op.in_, path + ("in",))
         dst_name, dst = self.var(frame, op.into, path + ("into",))
-        offsets = self.shape(frame, op.offsets)
+        offsets = self.shape(frame, op.offsets, path + ("offsets",))
         if src.rank != dst.rank or len(offsets) != dst.rank:
             raise self.fail(frame, path, "rank-mismatch", f"assemble of rank {src.rank} into rank {dst.rank} (C-DATA-02)")
         if src.dtype != dst.dtype:
@@ -258,7 +276,7 @@ class OpTyper:
 
     def op_reshape(self, frame: Frame, op: m.ReshapeOp, path: Path) -> COp:
         src_name, src = self.var(frame, op.in_, path + ("in",))
-        shape = self.shape(frame, op.shape)
+        shape = self.shape(frame, op.shape, path + ("shape",))
         if self.dim_values is not None:
             try:
                 before = math.prod(evaluate(s, self.dim_values) for s in src.shape)
@@ -273,7 +291,7 @@ class OpTyper:
 
     def op_buffer(self, frame: Frame, op: m.BufferOp, path: Path) -> COp:
         self.check_dtype(op.dtype)
-        out_t = TType(op.dtype, self.shape(frame, op.shape))
+        out_t = TType(op.dtype, self.shape(frame, op.shape, path + ("shape",)))
         name = self.define(frame, op.out, out_t, path)
         return self._cop(frame, "buffer", name, [], {"shape": list(out_t.shape), "dtype": op.dtype, "name": op.name}, out_t, [], path)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -104,14 +105,27 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+#: runtime warnings of the current run, by where they came from (see ``call_instance``)
+_SEEN_WARNINGS: list[str] = []
+
+
 def call_instance(module: ModuleType, attr: str, *args: Any, **kwargs: Any) -> Any:
-    """``module.attr(*args)``, with a missing function or any failure inside it as one problem."""
+    """``module.attr(*args)``, with a missing function or any failure inside it as one problem;
+    NumPy's runtime warnings (overflow, invalid value) are collected, not printed."""
     fn = getattr(module, attr, None)
     where = str(module.__file__)
     if not callable(fn):
         raise PatternGenError(Problem("instance", f"defines no function {attr}(); {_REGENERATE}", where))
     try:
-        return fn(*args, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            value = fn(*args, **kwargs)
+        for w in caught:
+            if issubclass(w.category, RuntimeWarning):
+                text = f"{Path(where).name} {attr}(): {w.message}"
+                if text not in _SEEN_WARNINGS:
+                    _SEEN_WARNINGS.append(text)
+        return value
     except (PtoSimError, PatternGenError):
         raise
     except MemoryError:
@@ -129,6 +143,9 @@ class RunResult:
     outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     estimate: dict[str, Any] | None = None
     error: str | None = None
+    #: NumPy's runtime warnings while the inputs, the golden or the kernel were computed (an
+    #: overflow to inf in both can make outputs agree for the wrong reason)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +156,7 @@ class RunResult:
             "outputs": self.outputs,
             "estimate": self.estimate,
             **({"error": self.error} if self.error else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
         }
 
 
@@ -206,6 +224,8 @@ def run_instance(
     kernel = load_instance_module(folder, "kernel")
     golden = load_instance_module(folder, "golden")
     result = RunResult(meta["name"], T, seed, passed=True)
+    _SEEN_WARNINGS.clear()
+    result.warnings = _SEEN_WARNINGS
     inputs = call_instance(golden, "make_inputs", T, seed=seed)
     try:
         outputs = call_instance(kernel, "run", inputs, profile=profile)
