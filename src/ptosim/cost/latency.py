@@ -21,7 +21,7 @@ import numpy as np
 
 from .params import CostParams
 
-__all__ = ["tileop_cycles", "shape_size"]
+__all__ = ["tileop_cycles", "copy_in_cycles", "shape_size"]
 
 
 def shape_size(shapes: Sequence[Sequence[int]]) -> tuple[int, int]:
@@ -39,6 +39,11 @@ def shape_size(shapes: Sequence[Sequence[int]]) -> tuple[int, int]:
 def tileop_cycles(opcode: str, shapes: Sequence[Sequence[int]], dtype: str, dtype_bytes: int, params: CostParams) -> int:
     """Cycles of one tile op. ``dtype`` is the first input's dtype (the output's when none)."""
     return _by_shapes(opcode, tuple(tuple(s) for s in shapes), dtype, int(dtype_bytes), params)
+
+
+def copy_in_cycles(full: tuple[int, ...], block: tuple[int, ...], dtype: str, dtype_bytes: int, params: CostParams) -> int:
+    """``tileop_cycles("COPY_IN", [full, block], ...)`` for tuples (the cube lowering's hot path)."""
+    return _by_shapes("COPY_IN", (full, block), dtype, dtype_bytes, params)
 
 
 @lru_cache(maxsize=16384)

@@ -11,12 +11,13 @@ This follows what PyPTO 0.2.0's pipe swimlane shows for the same kernels.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
-from .latency import tileop_cycles
+from .latency import copy_in_cycles, tileop_cycles
 from .params import CostParams
 
 __all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
@@ -46,7 +47,7 @@ def rows_cols(shape: Sequence[int]) -> tuple[int, int]:
     return int(math.prod(shape[:-1])), int(shape[-1])
 
 
-@dataclass
+@dataclass(slots=True)
 class TileOp:
     name: str
     pipe: str  #: MTE_IN, MTE1, CUBE, VECTOR, MTE_OUT
@@ -261,6 +262,22 @@ class L1Blocks:
         self.index[key] = idx
 
 
+@lru_cache(maxsize=4096)
+def _k_steps(gaps: tuple[str, str], adt: str, bdt: str, ab: int, bb: int, m_rows: int, n_cols: int, kc: int, kl0: int,
+             params: CostParams) -> tuple[tuple[int, int, int, int, int], ...]:
+    """Per kL0 step of one kL1 chunk: (ks, L1->L0A, L1->L0B, first A_MUL_B, A_MULACC_B cycles) — the
+    same for every chunk of that width, so a long K loop prices its tile ops once."""
+    out = []
+    for s in range(0, kc, kl0):
+        ks = min(kl0, kc - s)
+        out.append((ks,
+                    tileop_cycles(gaps[0], [(m_rows, kc), (m_rows, ks)], adt, ab, params),
+                    tileop_cycles(gaps[1], [(n_cols, kc), (ks, n_cols)], bdt, bb, params),
+                    tileop_cycles("A_MUL_B", [(m_rows, ks), (ks, n_cols), (m_rows, n_cols)], adt, ab, params),
+                    tileop_cycles("A_MULACC_B", [(m_rows, ks), (ks, n_cols), (m_rows, n_cols), (m_rows, n_cols)], adt, ab, params)))
+    return tuple(out)
+
+
 def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams) -> None:
     """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``."""
     body.record_ops.append(op.seq)
@@ -294,26 +311,18 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
             hit = l1.lookup(side, key, blk)
             if hit is None:  # (re)load: it becomes the most recent block of its side
                 shape = _shape(box)
-                hit = body.add(TileOp("COPY_IN", "MTE_IN", tileop_cycles("COPY_IN", [full, shape], ref.dtype, nbyte, params),
+                hit = body.add(TileOp("COPY_IN", "MTE_IN", copy_in_cycles(full, shape, ref.dtype, nbyte, params),
                                       (), shape, blk, (base, bbox, cacheable), op.seq))
                 body.reads.append((base, bbox, via_view))
                 body.ub_bytes += blk
                 l1.store(side, key, hit)
             idx[side] = hit
-        l0a, l0b = [], []
-        steps = range(0, kc, kl0)
-        for s in steps:
-            ks = min(kl0, kc - s)
-            l0a.append(body.add(TileOp(gap_names[0], "MTE1", tileop_cycles(
-                gap_names[0], [(m_rows, kc), (m_rows, ks)], a.dtype, ab, params), (idx["a"],), (m_rows, ks), m_rows * ks * ab, None, op.seq)))
-        for j, s in enumerate(steps):
-            ks = min(kl0, kc - s)
-            l0b.append(body.add(TileOp(gap_names[1], "MTE1", tileop_cycles(
-                gap_names[1], [(n_cols, kc), (ks, n_cols)], b.dtype, bb, params), (idx["b"],), (ks, n_cols), ks * n_cols * bb, None, op.seq)))
-            name = "A_MUL_B" if first else "A_MULACC_B"
-            shapes = [(m_rows, ks), (ks, n_cols), (m_rows, n_cols)] + ([] if first else [(m_rows, n_cols)])
-            prev_mul = body.add(TileOp(name, "CUBE", tileop_cycles(name, shapes, a.dtype, ab, params),
-                                       (l0a[j], l0b[j]) + ((prev_mul,) if prev_mul >= 0 else ()), (m_rows, n_cols),
+        l0a = [body.add(TileOp(gap_names[0], "MTE1", c_a, (idx["a"],), (m_rows, ks), m_rows * ks * ab, None, op.seq))
+               for ks, c_a, _cb, _cm, _cacc in _k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)]
+        for j, (ks, _ca, c_b, c_mul, c_acc) in enumerate(_k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)):
+            l0b = body.add(TileOp(gap_names[1], "MTE1", c_b, (idx["b"],), (ks, n_cols), ks * n_cols * bb, None, op.seq))
+            prev_mul = body.add(TileOp("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc,
+                                       (l0a[j], l0b) + ((prev_mul,) if prev_mul >= 0 else ()), (m_rows, n_cols),
                                        m_rows * n_cols * 4, None, op.seq))
             first = False
     out = op.output

@@ -77,7 +77,7 @@ class Aliases:
         """``box`` of ``uid`` seen through an in-place reshape (same uid, another 2-D shape) in the
         coordinates of the tensor's first shape: whole rows map by element offset, else the whole tensor."""
         ref = self.refs.get(uid)
-        if shape is None or ref is None:
+        if shape is None or ref is None or shape == ref.shape:  # the common case: no reshape in between
             return box
         (r, c), (R, C) = rows_cols(shape), rows_cols(ref.shape)
         if (r, c) == (R, C):
