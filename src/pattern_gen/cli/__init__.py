@@ -5,11 +5,11 @@ line per problem (``file:line:col: message [code]``) and never a traceback.
 
 Modules: ``app`` (the command group), ``common`` (consoles, problems and exit codes, the
 catalogue), one module per command family: ``cards`` (list, show, validate, schema),
-``instances`` (new, run, explain), ``generate``, ``site`` (docs build, docs serve), ``team``
+``instances`` (new, run, explain), ``generate``, ``site`` (docs build, docs serve), ``tune``, ``team``
 (config, init, new-card); ``project`` reads the project settings.
 """
 
-from . import cards, generate, instances, site, team  # noqa: F401  (importing them registers the commands)
+from . import cards, generate, instances, site, team, tune  # noqa: F401  (importing them registers the commands)
 from .app import main
 
 __all__ = ["main"]

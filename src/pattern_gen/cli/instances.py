@@ -44,7 +44,7 @@ from .common import (
     strict_json,
 )
 
-__all__ = ["new_cmd", "run_cmd", "explain_cmd"]
+__all__ = ["new_cmd", "run_cmd", "explain_cmd", "request_from_flags", "find_instance"]
 
 
 def _check_out(out_dir: str) -> Path:
@@ -120,7 +120,7 @@ def _print_run(result: RunResult) -> None:
             out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
 
 
-def _request(
+def request_from_flags(
     skeleton: str,
     atoms: str,
     params: tuple[str, ...],
@@ -186,7 +186,7 @@ def new_cmd(
     """Compose a skeleton with atoms and write a kernel, its golden and its test."""
     cat = catalogue(ctx)
     settings = project()
-    req = _request(skeleton, atoms, params, dims, platform if platform is not None else settings.platform, options, name, target or settings.target, tiles)
+    req = request_from_flags(skeleton, atoms, params, dims, platform if platform is not None else settings.platform, options, name, target or settings.target, tiles)
     out_root = _check_out(out_dir if out_dir is not None else str(settings.kernels))
     if dry_run:
         plan = resolve(cat, req)

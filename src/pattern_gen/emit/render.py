@@ -9,6 +9,7 @@ targets (the import, the host wrapper, the test) lives in the target's folder (`
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -36,8 +37,10 @@ TEMPLATES = _HERE / "templates"
 GOLDEN = _HERE / "golden"
 
 
+@functools.lru_cache(maxsize=None)
 def _env(target: Target) -> jinja2.Environment:
-    """The target's templates first, then the shared ones."""
+    """The target's templates first, then the shared ones. One environment per target and process:
+    jinja2 then compiles each template once (its auto-reload still notices an edited template)."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(target.folder), str(TEMPLATES)]),
         undefined=jinja2.StrictUndefined,

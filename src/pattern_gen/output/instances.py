@@ -34,7 +34,7 @@ from ..vocab.errors import PatternGenError, Problem
 from .interpret import interpret_estimate
 from .writer import WriteReport, finalize, write_files
 
-__all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "RunResult", "load_instance_module"]
+__all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "RunResult", "load_instance_module"]
 
 
 def card_paths(cat: Catalogue) -> dict[str, str]:
@@ -242,6 +242,29 @@ def run_instance(
         if isinstance(unroll, int) and isinstance(loop.get("candidates"), list):
             result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, unroll, loop["candidates"])
     return result
+
+
+def estimate_instance(folder: Path, T: int, *, seed: int = 0, inputs: Any = None) -> dict[str, Any]:
+    """The cost estimate of the kernel for ``T`` tokens, without the golden (the tuner's question:
+    how long, not whether right). ``inputs`` (``golden.make_inputs(T, seed)``) may be passed in
+    when the caller reuses them across kernels of one request. A ptosim refusal is a problem."""
+    meta = read_instance(folder)
+    T = check_run_args(meta, T, seed)
+    kernel = load_instance_module(folder, "kernel")
+    if inputs is None:
+        inputs = call_instance(load_instance_module(folder, "golden"), "make_inputs", T, seed=seed)
+    try:
+        call_instance(kernel, "run", inputs)
+    except PtoSimError as exc:
+        raise PatternGenError(Problem("instance", f"ptosim refused the kernel at T={T}: {exc}", str(folder))) from None
+    record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None)
+    if record is None:
+        raise PatternGenError(Problem("instance", f"the kernel recorded no run; {_REGENERATE}", str(folder)))
+    summary = cost.estimate(record).summary()
+    loop = meta.get("loop") or {}
+    if isinstance(loop.get("candidates"), list):
+        summary["interpretation"] = interpret_estimate(summary, T, int(meta.get("unroll", 1)), loop["candidates"])
+    return summary
 
 
 def compare_with_golden(

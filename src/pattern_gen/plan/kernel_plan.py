@@ -50,7 +50,7 @@ class Request:
         if self.platform:
             parts.append(f"--platform {self.platform}")
         for k, v in self.options.items():
-            parts.append(f"--option '{k}={yaml_word(v)}'")
+            parts.append(f"--option '{k}={'' if v is None else yaml_word(v)}'")
         for label, tile in self.tiles.items():
             text = ",".join(f"{k}:{'x'.join(map(str, v))}" for k, v in tile.items()) if isinstance(tile, dict) else "x".join(map(str, tile))
             parts.append(f"--tile {label}={text}")

@@ -1,7 +1,8 @@
 """The manifest (``patterns/manifest.yaml``): the instances CI generates, and the requests that
 must be refused. Entries use the CLI's vocabulary: ``atoms`` ("AT-10" or "AT-03,AT-09"),
 ``params`` (``SLOT.param`` keys for fixed stages), ``dims``, ``platform``, ``options``, and
-``targets`` (default ``[ptosim]``; one instance folder per target).
+``tiles`` (``--tile`` overrides by stage label) and ``targets`` (default ``[ptosim]``; one
+instance folder per target).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class _Entry(BaseModel):
     dims: dict[str, int] = Field(default_factory=dict)
     platform: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: ``--tile`` overrides by stage label (what ``tune --apply`` writes)
+    tiles: dict[str, list[int] | dict[str, list[int]]] = Field(default_factory=dict)
     name: str | None = None
     why: str = ""
 
@@ -93,6 +96,7 @@ def to_request(entry: _Entry, target: str | None = None) -> Request:
         dims=dict(entry.dims),
         platform=entry.platform,
         options=dict(entry.options),
+        tiles={k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in entry.tiles.items()},
         name=entry.name if target in (None, DEFAULT_TARGET) or entry.name is None else f"{entry.name}-{target}",
         target=None if target in (None, DEFAULT_TARGET) else target,
     )

@@ -1,7 +1,7 @@
 """Runtime, pass and operation options and cache policies of a plan, from the cards' advice.
 
 Levels (SPEC §3.4): ``must`` is always set, ``recommended`` is set unless ``--option`` gives
-another value, ``conditional`` follows its predicate (parameters for options, plan facts such as
+another value (``--option key=`` with no value unsets it), ``conditional`` follows its predicate (parameters for options, plan facts such as
 ``reads_per_iteration`` for cache policies). The skeleton's advice wins over its atoms'. Values
 are validated with ptosim's option models, so a plan never carries an option PyPTO would refuse.
 """
@@ -131,6 +131,13 @@ def plan_options(
         if group is None:
             valid = sorted(RUNTIME_KEYS) + sorted(PASS_KEYS) + list(OPERATION_KEYS)
             problems.append(Problem("bad-option", f"--option {key}: unknown option; valid: {', '.join(valid)}" + did_you_mean(key, valid)))
+            continue
+        if value is None:  # ``--option key=``: leave the option unset (the tuner tries this)
+            level = plan.levels.get(key, "")
+            if key in plan.group(group):
+                del plan.group(group)[key]
+                plan.notes.append(f"--option {key}= unsets the {level.split(' (')[0]}-level setting of {level.split('(')[-1].rstrip(')')}")
+            plan.levels[key] = "user (--option, unset)"
             continue
         message = _validate(group, key, value)
         if message:

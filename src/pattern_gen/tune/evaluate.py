@@ -1,0 +1,211 @@
+"""Estimating configurations: each is resolved and rendered as ``pattern-gen new`` would (a
+refusal prunes it, with the resolver's own message), then its kernel runs on ptosim at every T of
+the distribution and the cost model prices the run.
+
+Rendering happens here, in one process (it needs the catalogue); the runs are independent jobs
+(configuration x T) for a pool of worker processes, which keep each T's inputs (the golden's
+``make_inputs``) for every kernel of the request: the tuned axes never change the inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from threadpoolctl import threadpool_limits
+
+from ..catalogue.catalogue import Catalogue
+from ..output.instances import call_instance, estimate_instance, load_instance_module, write_instance
+from ..vocab.errors import PatternGenError
+from .space import Config, Space
+
+__all__ = ["Point", "Evaluator", "weighted_time"]
+
+
+@dataclass
+class Point:
+    """What one configuration costs (or why it cannot be built)."""
+
+    config: Config
+    name: str = ""
+    folder: Path | None = None
+    refused: str | None = None  #: the resolver's (or ptosim's) reason, when pruned
+    us: dict[int, float] = field(default_factory=dict)  #: T -> end-to-end µs
+    bound: dict[int, str] = field(default_factory=dict)  #: T -> what bounds it
+    tasks: dict[int, int] = field(default_factory=dict)
+    score: float | None = None  #: weighted mean µs over the T distribution
+    #: a lower bound of the score when the search stopped estimating it (it could not win)
+    lower: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.refused is None and self.score is not None
+
+
+def weighted_time(us: Mapping[int, float], weights: Mapping[int, float]) -> float:
+    """The expected time of one call under the T distribution (weights sum to 1)."""
+    return sum(weights[T] * us[T] for T in weights)
+
+
+# --- worker side ---------------------------------------------------------------------------------
+
+def _one_blas_thread() -> None:
+    """A worker runs one job at a time: its BLAS must not start a thread per core as well (two
+    workers x two OpenBLAS threads on two cores ran the SK-03 sweep 1.8x slower)."""
+    threadpool_limits(1)
+
+
+_INPUTS: dict[tuple[str, int, int], Any] = {}
+
+
+def _job(folder: str, T: int, seed: int, inputs_from: str) -> dict[str, Any]:
+    """One kernel at one T, in a worker: the estimate summary, or ``{"error": ...}``. The inputs
+    are those of ``inputs_from``'s golden (the default configuration's: the same for all)."""
+    path = Path(folder)
+    try:
+        key = (inputs_from, T, seed)
+        if key not in _INPUTS:
+            if len(_INPUTS) > 8:  # a worker keeps a few T's inputs, not every one it saw
+                _INPUTS.clear()
+            _INPUTS[key] = call_instance(load_instance_module(Path(inputs_from), "golden"), "make_inputs", T, seed=seed)
+        summary = estimate_instance(path, T, seed=seed, inputs=_INPUTS[key])
+    except PatternGenError as exc:
+        return {"error": "; ".join(p.message for p in exc.problems)}
+    return {
+        "e2e_us": float(summary["e2e_us"]),
+        "tasks": int(summary["tasks"]),
+        "bound": str(summary.get("interpretation", "")),
+    }
+
+
+# --- parent side ---------------------------------------------------------------------------------
+
+
+class Evaluator:
+    """Estimates configurations of ``space`` at the Ts of ``weights``; remembers every result."""
+
+    def __init__(
+        self,
+        cat: Catalogue,
+        space: Space,
+        weights: Mapping[int, float],
+        workdir: Path,
+        *,
+        jobs: int | None = None,
+        seed: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.cat, self.space, self.weights, self.workdir, self.seed = cat, space, dict(weights), workdir, seed
+        self.jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+        self.points: dict[Config, Point] = {}
+        self.progress = progress
+        self._pool: ProcessPoolExecutor | None = None
+        self._inputs_from: str | None = None
+        self._by_kernel: dict[str, Config] = {}
+        self._done = self._total = 0
+
+    def __enter__(self) -> "Evaluator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # fork: a worker starts with the parent's imports (numpy, ptosim) already done
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method), initializer=_one_blas_thread)
+        return self._pool
+
+    def _render(self, config: Config) -> Point:
+        point = Point(config)
+        try:
+            plan, folder, _report = write_instance(self.cat, self.space.request(config), self.workdir / f"c{len(self.points)}")
+        except PatternGenError as exc:
+            point.refused = "; ".join(p.message for p in exc.problems)
+            return point
+        point.name, point.folder = plan.name, folder
+        if self._inputs_from is None:
+            self._inputs_from = str(folder)
+        return point
+
+    def _kernel_key(self, point: Point) -> str:
+        """The kernel's code without its name: two configurations that render the same kernel (a
+        tile the fitting would have chosen anyway) cost the same, and are run once."""
+        assert point.folder is not None
+        text = (point.folder / "kernel.py").read_text(encoding="utf-8")
+        return hashlib.sha256(text.replace(point.name, "").replace(point.name.replace("-", "_"), "").encode()).hexdigest()
+
+    @property
+    def incumbent(self) -> float:
+        """The best weighted time estimated so far (infinity before the first)."""
+        return min((p.score for p in self.points.values() if p.score is not None), default=float("inf"))
+
+    def evaluate(self, configs: Sequence[Config]) -> list[Point]:
+        """Points of ``configs`` (cached ones are not estimated again).
+
+        The Ts run smallest first, all configurations of a stage in parallel; a configuration whose
+        partial weighted time already reaches the best complete one is not run at the larger Ts
+        (branch and bound: every term is positive, so it cannot win) and keeps that lower bound."""
+        fresh = [c for c in dict.fromkeys(configs) if c not in self.points]
+        twins: dict[Config, Config] = {}
+        for c in fresh:
+            self.points[c] = p = self._render(c)
+            if p.folder is not None:
+                key = self._kernel_key(p)
+                if key in self._by_kernel:
+                    twins[c] = self._by_kernel[key]
+                else:
+                    self._by_kernel[key] = c
+        alive = [c for c in fresh if self.points[c].folder is not None and c not in twins]
+        self._total += len(alive) * len(self.weights)
+        for T in sorted(self.weights):
+            best = self.incumbent
+            for c in list(alive):
+                partial = weighted_time(self.points[c].us, {t: w for t, w in self.weights.items() if t in self.points[c].us})
+                if self.points[c].refused is not None or partial >= best:
+                    if self.points[c].refused is None:
+                        self.points[c].lower = partial
+                    alive.remove(c)
+                    self._total -= len(self.weights) - len(self.points[c].us)
+            self._run([(c, T) for c in alive])
+            for c in alive:
+                p = self.points[c]
+                if p.refused is None and len(p.us) == len(self.weights):
+                    p.score = weighted_time(p.us, self.weights)
+        for c, twin in twins.items():
+            p, q = self.points[c], self.points[twin]
+            p.refused, p.us, p.bound, p.tasks, p.score, p.lower = q.refused, dict(q.us), dict(q.bound), dict(q.tasks), q.score, q.lower
+        return [self.points[c] for c in configs]
+
+    def _run(self, runs: list[tuple[Config, int]]) -> None:
+        if not runs:
+            return
+        inputs = self._inputs_from or ""
+        if self.jobs == 1 or len(runs) == 1:
+            for c, T in runs:
+                self._record(c, T, _job(str(self.points[c].folder), T, self.seed, inputs))
+            return
+        futures: dict[Future, tuple[Config, int]] = {
+            self._executor().submit(_job, str(self.points[c].folder), T, self.seed, inputs): (c, T) for c, T in runs
+        }
+        for fut in as_completed(futures):
+            c, T = futures[fut]
+            self._record(c, T, fut.result())
+
+    def _record(self, config: Config, T: int, res: Mapping[str, Any]) -> None:
+        point = self.points[config]
+        if "error" in res:
+            point.refused = point.refused or f"T={T}: {res['error']}"
+        else:
+            point.us[T], point.tasks[T], point.bound[T] = res["e2e_us"], res["tasks"], res["bound"]
+        self._done += 1
+        if self.progress is not None:
+            self.progress(self._done, self._total)
+

@@ -1,0 +1,216 @@
+"""``pattern-gen tune``: the space, the estimates, the search, the ranking, --apply, bad input.
+
+The estimates are checked against a kernel written by ``pattern-gen new`` and run by itself (the
+tuner must price exactly what a designer would generate); the coordinate search against the
+exhaustive one on a space small enough to sweep; the winner against its golden test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pattern_gen.catalogue.catalogue import load_catalogue
+from pattern_gen.output.instances import estimate_instance, run_instance, write_instance
+from pattern_gen.plan.kernel_plan import Request
+from pattern_gen.plan.manifest import load_manifest
+from pattern_gen.plan.resolver import resolve
+from pattern_gen.tune.search import tune
+from pattern_gen.tune.space import tuning_space
+from pattern_gen.tune.weights import load_T_dist, parse_T_list
+from pattern_gen.vocab.errors import PatternGenError
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL = {"K": 256, "N": 128}
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalogue([])
+
+
+def _req(**kw) -> Request:
+    return Request(skeleton="SK-03", atoms=("AT-10",), dims=dict(SMALL), **kw)
+
+
+def test_space_axes_come_from_the_plan(cat) -> None:
+    plan = resolve(cat, _req(params={"unroll": 16}))
+    space = tuning_space(plan, cat.card("SK-03").loop.candidates)
+    names = [a.name for a in space.axes]
+    assert names[0] == "unroll" and space.axes[0].choices[0] == 16  # the request's own unroll first
+    assert sorted(space.axes[0].choices) == sorted(cat.card("SK-03").loop.candidates)
+    # tiles of the loop's stages only (weight_prep is hoisted), halving and doubling
+    assert "tile:proj.rmsnorm:rows" in names and not any("weight_prep" in n for n in names)
+    assert {"tile:proj.linear:m", "tile:proj.linear:k", "tile:proj.linear:n"} <= set(names)
+    k_axis = space.axes[space.axis_index("tile:proj.linear:k")]
+    card_k = next(s for s in plan.stages if s.label == "proj.linear").cube_tile["k"]
+    assert [list(v) for v in k_axis.choices[1:]] == [[v // 2 for v in card_k], [v * 2 for v in card_k]]
+    # options: the recommended one is tuned (card value or unset), the must ones never
+    assert "option:vec_nbuffer_setting" in names
+    assert not any(n in names for n in ("option:stitch_function_max_num", "option:cube_l1_reuse_setting", "option:combine_axis"))
+    # a configuration is an ordinary request
+    cfg = space.default.with_pick(space.axis_index("option:vec_nbuffer_setting"), 1).with_pick(space.axis_index("tile:proj.linear:k"), 1)
+    req = space.request(cfg)
+    assert req.options["vec_nbuffer_setting"] is None
+    assert req.tiles["proj.linear"]["k"] == [v // 2 for v in card_k]
+    tuned = resolve(cat, req)
+    assert "vec_nbuffer_setting" not in tuned.pass_options
+    assert "--option 'vec_nbuffer_setting='" in req.command()
+
+
+def test_fixed_tiles_and_options_are_not_axes(cat) -> None:
+    plan = resolve(cat, _req(tiles={"proj.rmsnorm": [2, 256]}, options={"vec_nbuffer_setting": {0: 4}}))
+    names = [a.name for a in tuning_space(plan, cat.card("SK-03").loop.candidates).axes]
+    assert "tile:proj.rmsnorm:rows" not in names and "option:vec_nbuffer_setting" not in names
+
+
+def test_estimates_are_those_of_the_generated_kernel(cat, tmp_path: Path) -> None:
+    result = tune(cat, _req(), {1: 1.0, 16: 1.0}, jobs=1, check=0)
+    sample = result.ranked[:2] + result.ranked[-1:]
+    for point in sample:
+        _plan, folder, _ = write_instance(cat, result.space.request(point.config), tmp_path)
+        for T in (1, 16):
+            assert estimate_instance(folder, T)["e2e_us"] == pytest.approx(point.us[T], abs=1e-9)
+        assert point.score == pytest.approx((point.us[1] + point.us[16]) / 2)
+
+
+def test_ranking_winner_and_its_golden(cat) -> None:
+    result = tune(cat, _req(), {1: 3.0, 16: 1.0}, jobs=2, check=3)
+    assert result.weights == {1: 0.75, 16: 0.25}
+    scores = [p.score for p in result.ranked]
+    assert scores == sorted(scores)
+    assert result.best.score <= result.default.score
+    assert result.speedup(result.best) >= 1.0
+    assert len(result.checked) == 3 and all(result.checked.values())
+    # what was stopped early really could not win: its bound is at least the winner's score
+    for p in result.pruned:
+        if p.refused is None:
+            assert p.lower is not None and p.lower >= result.best.score
+    # a refused configuration carries the resolver's reason
+    assert all("does not fit" in (p.refused or "") or p.refused is None for p in result.pruned)
+
+
+def test_coordinate_search_finds_the_exhaustive_optimum(cat) -> None:
+    # a space small enough to sweep: the norm tile and the options fixed, unroll x m x k x n left
+    base = _req(tiles={"proj.rmsnorm": [4, 256]}, options={"vec_nbuffer_setting": {0: 2}})
+    weights = {1: 1.0, 16: 1.0, 64: 1.0}
+    coord = tune(cat, base, weights, jobs=2, check=0)
+    full = tune(cat, base, weights, strategy="exhaustive", jobs=2, check=0)
+    assert full.space.size() == 6 * 3 * 3 * 3
+    assert coord.best.score == pytest.approx(full.best.score)
+    assert len(coord.ranked) + len(coord.pruned) < len(full.ranked) + len(full.pruned)
+
+
+def test_weights() -> None:
+    assert parse_T_list("1, 16,128") == {1: 1.0, 16: 1.0, 128: 1.0}
+    for bad in ("", "0", "1,x", "-3", str(1 << 20)):
+        with pytest.raises(PatternGenError):
+            parse_T_list(bad)
+
+
+def test_T_dist_files(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text("1: 0.7\n16: 0.2\n128: 0.1\n")
+    assert load_T_dist(tmp_path / "m.yaml") == {1: 0.7, 16: 0.2, 128: 0.1}
+    (tmp_path / "l.yaml").write_text("[1, 1, 1, 16]\n")
+    assert load_T_dist(tmp_path / "l.yaml") == {1: 3.0, 16: 1.0}
+    (tmp_path / "bad.yaml").write_text("1: 0.5\n16: -1\n")
+    with pytest.raises(PatternGenError) as err:
+        load_T_dist(tmp_path / "bad.yaml")
+    assert err.value.problems[0].line == 2
+
+
+def test_cli_json_and_quiet(cli) -> None:
+    run = cli("tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--T", "1,16", "-j", "1", "--json")
+    run.assert_ok()
+    data = json.loads(run.stdout)
+    assert data["weights"] == {"1": 0.5, "16": 0.5}
+    assert data["best"]["weighted_us"] == data["ranked"][0]["weighted_us"] <= data["default"]["weighted_us"]
+    assert list(data["golden_checked"].values()) == [True]
+    assert data["best"]["command"].startswith("pattern-gen new --skeleton SK-03")
+    quiet = cli("tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--T", "1,16", "-j", "1", "-q", "--check", "0")
+    quiet.assert_ok()
+    assert quiet.stdout.strip() == data["best"]["command"]
+
+
+def test_cli_table(cli) -> None:
+    run = cli("tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--T", "1,16", "-j", "1", "--check", "0")
+    run.assert_ok()
+    assert "weighted µs" in run.stdout and "speed-up" in run.stdout
+    assert "best: unroll=" in run.stdout and "T=16:" in run.stdout and "-bound" in run.stdout
+    assert "the winner: pattern-gen new --skeleton SK-03" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        (["--T", "0"], "bad-option"),
+        (["--T", "1,abc"], "bad-option"),
+        (["--T", "1", "--T-dist", "x.yaml"], "bad-option"),
+        (["--T-dist", "/nonexistent/t.yaml"], "bad-path"),
+        (["--strategy", "exhaustive"], "bad-option"),  # 972 configurations > MAX_EXHAUSTIVE
+        (["--param", "unroll=7"], "bad-param-value"),
+        (["--tile", "proj.linear=m:32x32,k:4096x8192,n:128x256"], "tile-unfit"),
+    ],
+)
+def test_cli_bad_input(cli, args, code) -> None:
+    base = ["tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "-j", "1"]
+    cli(*base, *args).assert_bad_input(code)
+
+
+def test_cli_needs_a_request(cli) -> None:
+    cli("tune").assert_bad_input("bad-option")
+
+
+def test_apply_edits_only_its_entry(cli, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    original = (REPO / "patterns" / "manifest.yaml").read_text(encoding="utf-8")
+    manifest.write_text(original, encoding="utf-8")
+    args = ["tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--T", "1,16", "-j", "1",
+            "--check", "0", "--apply", "--manifest", manifest, "--json"]
+    run = cli(*args)
+    run.assert_ok()
+    data = json.loads(run.stdout)
+    after = manifest.read_text(encoding="utf-8")
+    changed = [(a, b) for a, b in zip(original.splitlines(), after.splitlines()) if a != b]
+    assert len(original.splitlines()) == len(after.splitlines())
+    if data["applied"]["changed"]:
+        assert len(changed) == 1 and "why: defaults" in changed[0][1]
+    loaded = load_manifest(manifest)
+    entry = loaded.instances[[e.why for e in loaded.instances].index("defaults")]
+    best = data["best"]
+    assert entry.params.get("unroll", 128) == best["unroll"]
+    assert entry.tiles == best["tiles"]
+    # a second run finds the winner in place
+    again = cli(*args)
+    again.assert_ok()
+    assert json.loads(again.stdout)["applied"]["changed"] is False
+    assert manifest.read_text(encoding="utf-8") == after
+
+
+def test_apply_adds_a_missing_entry_with_typed_values(cli, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text("instances:\n  - {skeleton: SK-03, atoms: AT-10, dims: {K: 256, N: 128}}  # keep me\nrefused: []\n", encoding="utf-8")
+    run = cli("tune", "--skeleton", "SK-03", "--atoms", "at-10", "--dim", "K=512", "--dim", "N=128", "--param", "has_gamma=false",
+              "--T", "1", "-j", "1", "--check", "0", "--apply", "--manifest", manifest)
+    run.assert_ok()
+    text = manifest.read_text(encoding="utf-8")
+    assert "# keep me" in text and text.rstrip().endswith("refused: []")
+    loaded = load_manifest(manifest)
+    added = loaded.instances[1]
+    assert added.dims == {"K": 512, "N": 128} and added.params["has_gamma"] is False and added.atoms == "AT-10"
+
+
+def test_manifest_tiles_reach_the_plan(cat) -> None:
+    from pattern_gen.plan.manifest import ManifestEntry, to_request
+
+    entry = ManifestEntry(skeleton="SK-03", atoms="AT-10", dims=SMALL, tiles={"proj.rmsnorm": [2, 256]})
+    plan = resolve(cat, to_request(entry))
+    assert next(s for s in plan.stages if s.label == "proj.rmsnorm").vec_tile == [2, 256]
+
+
+def test_unset_option_passes_its_golden(cat, tmp_path: Path) -> None:
+    _plan, folder, _ = write_instance(cat, _req(options={"vec_nbuffer_setting": None}), tmp_path)
+    assert run_instance(folder, T=3).passed
+    assert "vec_nbuffer_setting" not in json.loads((folder / "instance.json").read_text())["options"]["pass_options"]
