@@ -214,3 +214,27 @@ def test_unset_option_passes_its_golden(cat, tmp_path: Path) -> None:
     _plan, folder, _ = write_instance(cat, _req(options={"vec_nbuffer_setting": None}), tmp_path)
     assert run_instance(folder, T=3).passed
     assert "vec_nbuffer_setting" not in json.loads((folder / "instance.json").read_text())["options"]["pass_options"]
+
+
+def test_unroll_curves_are_the_single_runs(cat, tmp_path: Path) -> None:
+    from pattern_gen.tune.curves import unroll_curves
+
+    plan = resolve(cat, _req())
+    curves = unroll_curves(cat, plan, (1, 16), jobs=1)
+    assert sorted(curves) == sorted(cat.card("SK-03").loop.candidates)
+    for u in (128, 16, 1):
+        _plan, folder, _ = write_instance(cat, _req(params={"unroll": u}), tmp_path)
+        for T in (1, 16):
+            assert curves[u][T] == pytest.approx(estimate_instance(folder, T)["e2e_us"], abs=1e-9)
+
+
+def test_tune_an_instance_folder(cli, tmp_path: Path) -> None:
+    made = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--param", "unroll=16",
+               "--out", tmp_path, "-q")
+    made.assert_ok()
+    folder = made.stdout.strip()
+    run = cli("tune", folder, "--T", "1,16", "-j", "1", "--check", "0", "--json")
+    run.assert_ok()
+    data = json.loads(run.stdout)
+    assert "--param unroll=16" in data["request"] and data["space"]["unroll"][0] == "16"
+    cli("tune", folder, "--skeleton", "SK-03").assert_bad_input("bad-option")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import Progress
@@ -15,6 +17,7 @@ from ..docs.svg import timeline_svg
 from ..output.writer import sync_folder
 from ..plan.manifest import load_manifest, to_request
 from ..plan.resolver import resolve
+from ..tune.curves import CURVE_TS, simulator_fingerprint, unroll_curves
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.resources import repo_root
 from .app import main
@@ -39,6 +42,41 @@ def _require_mkdocs() -> None:
         )
 
 
+#: the unroll curves of the instances, kept beside the docs sources (each costs a sweep of runs)
+CURVES_CACHE = "data/unroll-curves.json"
+
+
+def _unroll_curves(cat: Any, plans: list[Any], generated: Path, cache_path: Path) -> tuple[dict[str, Any], str]:
+    """Each instance's ``{unroll: {T: µs}}``: from the cache when its key (the instance's content
+    hash, ptosim's and the profile's fingerprint) still holds, else swept now."""
+    try:
+        cached = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.is_file() else {}
+    except ValueError:
+        cached = {}
+    entries: dict[str, Any] = {}
+    fingerprints: dict[str, str] = {}
+    todo = []
+    for plan in plans:
+        if plan.platform not in fingerprints:
+            fingerprints[plan.platform] = simulator_fingerprint(cat.platform(plan.platform).source)
+        meta = json.loads((generated / plan.name / "instance.json").read_text(encoding="utf-8"))
+        key = f"{meta.get('content_hash', '')}|{fingerprints[plan.platform]}|T={','.join(map(str, CURVE_TS))}"
+        old = cached.get(plan.name) if isinstance(cached, dict) else None
+        if isinstance(old, dict) and old.get("key") == key:
+            entries[plan.name] = old
+        else:
+            todo.append((plan, key))
+    if todo:
+        with Progress(console=err, transient=True) as progress:
+            task = progress.add_task(f"unroll curves ({len(todo)} instances)", total=len(todo))
+            for plan, key in todo:
+                curve = unroll_curves(cat, plan)
+                entries[plan.name] = {"key": key, "curves": {str(u): {str(T): round(v, 3) for T, v in c.items()} for u, c in curve.items()}}
+                progress.advance(task)
+    curves = {name: {int(u): {int(T): v for T, v in c.items()} for u, c in e["curves"].items()} for name, e in entries.items()}
+    return curves, json.dumps(dict(sorted(entries.items())), indent=1, sort_keys=True) + "\n"
+
+
 def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
     _require_mkdocs()
     cat = catalogue(ctx)
@@ -58,8 +96,10 @@ def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
             if events:
                 timelines[plan.name] = timeline_svg(events, lanes, title=f"{plan.name} — T={estimate['T'] if estimate else '?'}")
             progress.advance(task)
-    pages = render_pages(cat, plans, generated, estimates, timelines, cli_reference(cli_group))
     docs_dir = generated / "docs"
+    curves, cache = _unroll_curves(cat, plans, generated, docs_dir / CURVES_CACHE)
+    pages = render_pages(cat, plans, generated, estimates, timelines, cli_reference(cli_group), curves)
+    pages[CURVES_CACHE] = cache
     written, unchanged, removed = sync_folder(docs_dir, pages)
     out.print(f"docs sources: {written} written, {unchanged} unchanged, {removed} removed -> {docs_dir}")
     site = Path(out_dir) if out_dir else (repo_root() or Path.cwd()) / "build" / "site"

@@ -34,7 +34,8 @@ def instance_estimate(folder: Path) -> tuple[dict[str, Any] | None, list[dict[st
     return estimate, events, lanes
 
 
-def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool) -> str:
+def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool,
+                  curves: Mapping[int, Mapping[int, float]] | None = None) -> str:
     """The page of a generated instance: how to regenerate it, its plan, its simulated run, its code."""
     files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
     md = [
@@ -80,6 +81,16 @@ def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | Non
             md += [f"![Simulated timeline of {plan.name}](../assets/{plan.name}-timeline.svg)", ""]
     else:
         md += ["_No estimate: the cost model is not available in this installation._", ""]
+    if curves:
+        ts = sorted({T for c in curves.values() for T in c})
+        md += ["### Unroll candidates", "",
+               f"The estimate against T for each of the card's unroll candidates (this instance: **{plan.unroll}**), the "
+               "rest of the plan as it is. Where the lines cross, another factor would be faster; "
+               f"`pattern-gen tune {plan.name}` searches tiles and options too.", "",
+               f"![Estimated time against T per unroll candidate of {plan.name}](../assets/{plan.name}-unroll.svg)", "",
+               table(["unroll"] + [f"T={T} (µs)" for T in ts],
+                     [[f"**{u}**" if u == plan.unroll else str(u)] + [f"{curves[u][T]:.2f}" if T in curves[u] else "—" for T in ts]
+                      for u in sorted(curves, reverse=True)]), ""]
     for name in ("kernel.py", "golden.py"):
         if name in files:
             md += [f"## `{name}`", "", f"```python\n{files[name].rstrip()}\n```", ""]

@@ -16,6 +16,7 @@ from ..plan.kernel_plan import KernelPlan
 from ..vocab.errors import PatternGenError, Problem
 from .card_pages import card_page
 from .instance_pages import instance_page, instances_index
+from .svg import curves_svg
 from .reference_pages import (
     constraints_page,
     errors_page,
@@ -62,6 +63,7 @@ def render_pages(
     estimates: Mapping[str, dict[str, Any] | None],
     timelines: Mapping[str, str],
     cli_reference: str,
+    curves: Mapping[str, Mapping[int, Mapping[int, float]]] | None = None,
 ) -> dict[str, str]:
     """``{path relative to generated/docs: text}`` for the whole site source; ``cli_reference`` is
     the CLI's own reference page (the CLI renders it: the library does not import its UI)."""
@@ -72,9 +74,12 @@ def render_pages(
         pages[f"pages/assets/{card.id}-flow.svg"] = svg
     for plan in plans:
         folder = generated / plan.name
-        pages[f"pages/instances/{plan.name}.md"] = instance_page(plan, folder, estimates.get(plan.name), plan.name in timelines)
+        curve = (curves or {}).get(plan.name)
+        pages[f"pages/instances/{plan.name}.md"] = instance_page(plan, folder, estimates.get(plan.name), plan.name in timelines, curve)
         if plan.name in timelines:
             pages[f"pages/assets/{plan.name}-timeline.svg"] = timelines[plan.name]
+        if curve:
+            pages[f"pages/assets/{plan.name}-unroll.svg"] = curves_svg(curve, plan.unroll, title=f"{plan.name}: estimate per unroll candidate")
     pages["pages/index.md"] = index_page(cat)
     pages["pages/instances/index.md"] = instances_index(plans, estimates)
     pages["pages/names.md"] = names_page(cat, plans[0].name if plans else "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3")

@@ -1,4 +1,4 @@
-"""SVG drawings for the docs: a card's CV flow and a simulated run's timeline.
+"""SVG drawings for the docs: a card's CV flow, a simulated run's timeline, the unroll curves.
 
 Plain, deterministic SVG written by hand (no plotting dependency): the same input always gives
 the same bytes, so the committed docs only change when the cards or the plans do.
@@ -6,11 +6,12 @@ the same bytes, so the committed docs only change when the cards or the plans do
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 from xml.sax.saxutils import escape
 
-__all__ = ["flow_svg", "timeline_svg", "UNIT_COLORS"]
+__all__ = ["flow_svg", "timeline_svg", "curves_svg", "UNIT_COLORS"]
 
 UNIT_COLORS = {"V": ("#dbeafe", "#1d4ed8"), "C": ("#ffedd5", "#c2410c"), "S": ("#f3f4f6", "#4b5563")}
 _LABEL_PALETTE = ["#2563eb", "#ea580c", "#16a34a", "#9333ea", "#db2777", "#0891b2", "#ca8a04", "#4b5563", "#dc2626", "#65a30d"]
@@ -165,5 +166,71 @@ def timeline_svg(events: Iterable[dict[str, Any]], lane_names: dict[Any, str], *
         y = ly + (i // 3) * 16
         parts.append(f'<rect x="{x}" y="{y - 9}" width="10" height="10" fill="{color[lab]}"/>')
         parts.append(_text(x + 14, y, _short(lab or "(no label)", 36), size=10, anchor="start"))
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _nice_ticks(lo: float, hi: float) -> list[float]:
+    """Powers of ten (and 2x, 5x when the range is narrow) between ``lo`` and ``hi`` for a log axis."""
+    ticks: list[float] = []
+    e = math.floor(math.log10(lo))
+    while 10 ** e <= hi * 1.0001:
+        for m in (1, 2, 5):
+            v = m * 10 ** e
+            if lo * 0.9999 <= v <= hi * 1.0001:
+                ticks.append(float(v))
+        e += 1
+    if len(ticks) > 8:
+        ticks = [t for t in ticks if math.log10(t) == round(math.log10(t))]
+    return ticks or [lo, hi]
+
+
+def curves_svg(curves: Mapping[int, Mapping[int, float]], chosen: int, *, title: str) -> str:
+    """Estimated µs against T (both log scale), one line per unroll candidate; the chosen one bold."""
+    ts = sorted({T for c in curves.values() for T in c})
+    ys = [v for c in curves.values() for v in c.values() if v > 0]
+    left, right, top, bottom = 64, 150, 34, 42
+    plot_w, plot_h = 520, 260
+    width, height = left + plot_w + right, top + plot_h + bottom
+    x_lo, x_hi = math.log2(ts[0]), math.log2(ts[-1]) if ts[-1] > ts[0] else math.log2(ts[0]) + 1
+    y_lo, y_hi = math.log10(min(ys)), math.log10(max(ys))
+    if y_hi - y_lo < 0.3:
+        y_lo, y_hi = y_lo - 0.15, y_hi + 0.15
+
+    def px(T: float) -> float:
+        return left + plot_w * (math.log2(T) - x_lo) / (x_hi - x_lo)
+
+    def py(v: float) -> float:
+        return top + plot_h * (1 - (math.log10(v) - y_lo) / (y_hi - y_lo))
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+        f"<title>{escape(title)}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        _text(8, 18, title, size=13, anchor="start", weight="bold"),
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#d1d5db"/>',
+    ]
+    for T in ts:
+        parts.append(f'<line x1="{px(T):.1f}" y1="{top}" x2="{px(T):.1f}" y2="{top + plot_h}" stroke="#f3f4f6"/>')
+        parts.append(_text(px(T), top + plot_h + 16, str(T), size=10, fill="#6b7280"))
+    parts.append(_text(left + plot_w / 2, top + plot_h + 34, "T (tokens, log scale)", size=11, fill="#374151"))
+    for v in _nice_ticks(10 ** y_lo, 10 ** y_hi):
+        parts.append(f'<line x1="{left}" y1="{py(v):.1f}" x2="{left + plot_w}" y2="{py(v):.1f}" stroke="#f3f4f6"/>')
+        parts.append(_text(left - 6, py(v) + 4, f"{v:g}", size=10, anchor="end", fill="#6b7280"))
+    parts.append(f'<text x="14" y="{top + plot_h / 2:.1f}" font-size="11" text-anchor="middle" fill="#374151" font-family="sans-serif" '
+                 f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">estimated µs (log scale)</text>')
+    for i, u in enumerate(sorted(curves, reverse=True)):
+        pts = sorted(curves[u].items())
+        color = _LABEL_PALETTE[i % len(_LABEL_PALETTE)]
+        bold = u == chosen
+        path = " ".join(f"{'M' if j == 0 else 'L'}{px(T):.1f},{py(v):.1f}" for j, (T, v) in enumerate(pts))
+        dash = "" if bold else ' stroke-dasharray="5 3"'
+        parts.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="{3 if bold else 1.5}"{dash}><title>unroll {u}</title></path>')
+        for T, v in pts:
+            parts.append(f'<circle cx="{px(T):.1f}" cy="{py(v):.1f}" r="{3 if bold else 2}" fill="{color}"><title>unroll {u}, T={T}: {v:.2f} µs</title></circle>')
+        ly = top + 10 + i * 18
+        parts.append(f'<line x1="{left + plot_w + 12}" y1="{ly - 4}" x2="{left + plot_w + 34}" y2="{ly - 4}" stroke="{color}" stroke-width="{3 if bold else 1.5}"/>')
+        parts.append(_text(left + plot_w + 40, ly, f"unroll {u}" + (" (chosen)" if bold else ""), size=10, anchor="start",
+                           weight="bold" if bold else "normal"))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -147,12 +147,13 @@ class Evaluator:
         """The best weighted time estimated so far (infinity before the first)."""
         return min((p.score for p in self.points.values() if p.score is not None), default=float("inf"))
 
-    def evaluate(self, configs: Sequence[Config]) -> list[Point]:
+    def evaluate(self, configs: Sequence[Config], *, bound: bool = True) -> list[Point]:
         """Points of ``configs`` (cached ones are not estimated again).
 
         The Ts run smallest first, all configurations of a stage in parallel; a configuration whose
         partial weighted time already reaches the best complete one is not run at the larger Ts
-        (branch and bound: every term is positive, so it cannot win) and keeps that lower bound."""
+        (branch and bound: every term is positive, so it cannot win) and keeps that lower bound.
+        ``bound=False`` runs every configuration at every T (a plot needs every point)."""
         fresh = [c for c in dict.fromkeys(configs) if c not in self.points]
         twins: dict[Config, Config] = {}
         for c in fresh:
@@ -166,7 +167,7 @@ class Evaluator:
         alive = [c for c in fresh if self.points[c].folder is not None and c not in twins]
         self._total += len(alive) * len(self.weights)
         for T in sorted(self.weights):
-            best = self.incumbent
+            best = self.incumbent if bound else float("inf")
             for c in list(alive):
                 partial = weighted_time(self.points[c].us, {t: w for t, w in self.weights.items() if t in self.points[c].us})
                 if self.points[c].refused is not None or partial >= best:

@@ -1,0 +1,58 @@
+"""Estimated time against T for each unroll candidate of a plan (the instance pages' plot): where
+the crossovers are, and how the chosen factor compares.
+
+Every point is a full kernel run on ptosim plus the cost model, so the curves of the committed
+instances are kept (``docs build`` stores them beside the docs sources) under a key made of the
+instance's content hash and a fingerprint of the simulator and the platform profile: they are
+recomputed only when the kernel, ptosim or the profile changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from ..catalogue.catalogue import Catalogue
+from ..plan.kernel_plan import KernelPlan
+from .evaluate import Evaluator
+from .space import tuning_space
+
+__all__ = ["CURVE_TS", "unroll_curves", "simulator_fingerprint"]
+
+#: token counts of the plot (log-spaced: decode to a prefill chunk)
+CURVE_TS = (1, 4, 16, 64, 256)
+
+
+def simulator_fingerprint(profile_source: str | Path | None) -> str:
+    """A digest of ptosim's sources and the platform profile: what an estimate depends on besides
+    the kernel itself."""
+    import ptosim
+
+    h = hashlib.sha256()
+    root = Path(ptosim.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    if profile_source is not None and Path(profile_source).is_file():
+        h.update(Path(profile_source).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def unroll_curves(
+    cat: Catalogue,
+    plan: KernelPlan,
+    Ts: Sequence[int] = CURVE_TS,
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[int, dict[int, float]]:
+    """``{unroll: {T: µs}}`` for every unroll candidate of the plan's skeleton (its tiles and
+    options as they are); a candidate the platform refuses is left out."""
+    space = tuning_space(plan, cat.card(plan.skeleton).loop.candidates)
+    weights: Mapping[int, float] = {int(T): 1.0 / len(Ts) for T in Ts}
+    configs = [space.default.with_pick(0, i) for i in range(len(space.axes[0].choices))]
+    with tempfile.TemporaryDirectory(prefix="pattern-gen-curves-") as work, Evaluator(cat, space, weights, Path(work), jobs=jobs, progress=progress) as ev:
+        points = ev.evaluate(configs, bound=False)
+    return {space.unroll(p.config): dict(sorted(p.us.items())) for p in points if p.ok}
