@@ -79,7 +79,7 @@ def render_pages(
         if plan.name in timelines:
             pages[f"pages/assets/{plan.name}-timeline.svg"] = timelines[plan.name]
         if curve:
-            pages[f"pages/assets/{plan.name}-unroll.svg"] = curves_svg(curve, plan.unroll, title=f"{plan.name}: estimate per unroll candidate")
+            pages[f"pages/assets/{plan.name}-unroll.svg"] = curves_svg(curve, plan.unroll, title=f"{plan.skeleton} + {plan.atom} on {plan.platform}: estimate per unroll candidate")
     pages["pages/index.md"] = index_page(cat)
     pages["pages/instances/index.md"] = instances_index(plans, estimates)
     pages["pages/names.md"] = names_page(cat, plans[0].name if plans else "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3")
