@@ -229,7 +229,9 @@ def _distinct_dirs(folders: Iterable[Path]) -> list[Path]:
 
 def _profile_problems(exc: PlatformError, path: Path, located: Located) -> list[Problem]:
     """A profile's validation problems (``PlatformError.problems``: key path, message) at their lines."""
-    items = getattr(exc, "problems", None) or [(getattr(exc, "path", ()) or (), str(exc))]
+    # ``exc.message``, not ``str(exc)``: the latter names the Python line that raised (a kernel's
+    # line for a kernel error; here it would be the loader's own, which means nothing to the user)
+    items = getattr(exc, "problems", None) or [(getattr(exc, "path", ()) or (), getattr(exc, "message", str(exc)))]
     out = []
     for key_path, message in items:
         line, col = located.where(tuple(key_path)) if key_path else (None, None)

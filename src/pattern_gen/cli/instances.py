@@ -28,7 +28,7 @@ from ..plan.options import parse_option_arg
 from ..plan.request import parse_tile
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
-from ..vocab.text import plain, utilisation
+from ..vocab.text import plain, quote, utilisation
 from .app import main
 from .common import (
     add_literal_row,
@@ -238,16 +238,26 @@ def new_cmd(
 
 def find_instance(name_or_dir: str) -> Path:
     """An instance folder given as a path, or by name under the project's kernels/ and generated/."""
+    if len(name_or_dir) > 4096 or "\x00" in name_or_dir:  # no file system takes it: say so, do not ask the OS
+        raise PatternGenError(Problem("bad-path", f"no such instance folder: {quote(name_or_dir)} (not a path this system can open)"))
     given = Path(name_or_dir)
-    if given.is_dir():
+    if _probe(given.is_dir):
         return given
     settings = project()
     candidates = [root / name_or_dir for root in (settings.kernels, settings.generated)]
-    found = [c for c in candidates if (c / "instance.json").is_file()]
+    found = [c for c in candidates if _probe((c / "instance.json").is_file)]
     if found:
         return found[0]
     looked = ", ".join(str(c.parent) for c in candidates)
-    raise PatternGenError(Problem("bad-path", f"no such instance folder: {name_or_dir} (not a folder, and no instance of that name in {looked})"))
+    raise PatternGenError(Problem("bad-path", f"no such instance folder: {quote(name_or_dir)} (not a folder, and no instance of that name in {looked})"))
+
+
+def _probe(check: Any) -> bool:
+    """``path.is_dir()`` and the like, with a name the OS refuses (too long, a bad byte) as False."""
+    try:
+        return bool(check())
+    except (OSError, ValueError):
+        return False
 
 
 @main.command("run")

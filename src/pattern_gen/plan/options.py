@@ -23,6 +23,7 @@ from ..cards import model as m
 from ..cards.yamlsrc import load_located
 from ..flow import CUBE_OPS, CStage, Var
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.text import quote
 
 __all__ = ["OptionPlan", "plan_options", "parse_option_arg", "OPERATION_KEYS"]
 
@@ -79,7 +80,7 @@ def _validate(group: str, key: str, value: Any) -> str | None:
         elif group == "pass":
             validate_pass_options({key: value}, source="jit")
         elif not isinstance(value, bool):
-            return f"{key} must be true or false, got {value!r}"
+            return f"{key} must be true or false, got {quote(value)}"
     except OptionError as exc:
         return exc.message
     return None

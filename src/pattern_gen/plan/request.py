@@ -19,6 +19,7 @@ from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
 from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.text import quote
 from .kernel_plan import Request
 
 __all__ = ["Coerced", "coerce_request", "coerce_param", "parse_tile", "DEFAULT_PLATFORM", "NAME_RE", "MAX_DIM", "MAX_NAME"]
@@ -30,7 +31,7 @@ def coerce_param(owner: str, name: str, spec: m.ParamSpec, value: Any) -> tuple[
     """A CLI/manifest value as the parameter's type; a Problem naming the valid values if not."""
     def problem(expected: str) -> tuple[Any, Problem]:
         hint = did_you_mean(str(value), [str(c) for c in spec.choices]) if spec.choices else ""
-        return value, Problem("bad-param-value", f"{owner}: parameter {name!r} must be {expected}; got {value!r}{hint}")
+        return value, Problem("bad-param-value", f"{owner}: parameter {name!r} must be {expected}; got {quote(value)}{hint}")
 
     if spec.type == "bool":
         if isinstance(value, bool):
@@ -191,7 +192,7 @@ def coerce_dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dic
         try:
             value = int(str(raw))
         except ValueError:
-            problems.append(Problem("bad-dim", f"dim {key} must be a positive integer; got {raw!r}"))
+            problems.append(Problem("bad-dim", f"dim {key} must be a positive integer; got {quote(raw)}"))
             continue
         spec = skeleton.dims[key]
         if value <= 0:
@@ -275,7 +276,7 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
         except ValueError:
             unroll = -1
         if unroll not in skeleton.loop.candidates:
-            problems.append(Problem("bad-param-value", f"{skeleton.id}: unroll must be one of {', '.join(map(str, skeleton.loop.candidates))}; got {unroll_raw!r}"))
+            problems.append(Problem("bad-param-value", f"{skeleton.id}: unroll must be one of {', '.join(map(str, skeleton.loop.candidates))}; got {quote(unroll_raw)}"))
     stages, sp = stage_params(cat, skeleton, req.stage_params)
     problems += sp
     dims, dp = coerce_dims(skeleton, req.dims)

@@ -10,6 +10,7 @@ The codes are documented on the docs site (``docs/errors.md``), and a test keeps
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence, get_args
 
@@ -61,6 +62,15 @@ ErrorCode = Literal[
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 
 
+_LONG_WORD = 300
+_LONG = re.compile(r"\S{%d,}" % _LONG_WORD)
+
+
+def _shorten(match: "re.Match[str]") -> str:
+    word = match.group(0)
+    return f"{word[:60]}…{word[-12:]} ({len(word)} characters)"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong, and where: ``file:line:col: message [code]``."""
@@ -70,6 +80,12 @@ class Problem:
     file: str | None = None
     line: int | None = None
     col: int | None = None
+
+    def __post_init__(self) -> None:
+        # a safety net under the messages that quote a value (``text.quote``): whatever reaches a
+        # message, a run of hundreds of characters without a space is shortened, not echoed
+        if len(self.message) > _LONG_WORD and _LONG.search(self.message):
+            object.__setattr__(self, "message", _LONG.sub(_shorten, self.message))
 
     @property
     def where(self) -> str:

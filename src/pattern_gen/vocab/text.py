@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["yaml_word", "plain", "utilisation"]
+__all__ = ["yaml_word", "plain", "utilisation", "quote"]
 
 
 def yaml_word(value: Any) -> str:
@@ -27,3 +27,12 @@ def plain(value: Any, *, mappings: bool = False) -> str:
 def utilisation(estimate: Mapping[str, Any], digits: int) -> str:
     """The unit utilisation of a cost estimate as percentages: ``cube 41%, vector 73%``."""
     return ", ".join(f"{k} {v:.{digits}%}" for k, v in estimate.get("utilization", {}).items())
+
+
+def quote(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message, at most ``limit`` characters: a hostile value (5,000 digits,
+    a pasted file) is named by its start and its length, never echoed whole."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}…{text[-8:]} ({len(text)} characters)"
