@@ -88,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     from pattern_gen.tune.search import tune
     from pattern_gen.tune.weights import parse_T_list
 
-    dims = dict(d.split("=", 1) for d in (a.dim or ["K=1024", "N=512"]))
+    dims = {k: int(v) for k, v in (d.split("=", 1) for d in (a.dim or ["K=1024", "N=512"]))}
     weights = parse_T_list(a.T)
     cat = load_catalogue([])
     # the exhaustive ranking needs a space it can sweep: the option axis fixed at the card value
-    base = Request(skeleton=a.skeleton, atoms=tuple(a.atoms.split(",")), dims={k: int(v) for k, v in dims.items()},
+    base = Request(skeleton=a.skeleton, atoms=tuple(a.atoms.split(",")), dims=dict(dims),
                    options={"vec_nbuffer_setting": {0: 2}} if a.strategy == "exhaustive" else {})
     t0 = time.perf_counter()
     result = tune(cat, base, weights, strategy=a.strategy, check=1)
