@@ -45,8 +45,10 @@ def cli_reference(group: click.Group, prog: str = "pattern-gen") -> str:
         *_options(group),
         "",
     ]
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # through the group: a lazy group loads its commands here
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
         lines += [
             f"## `{prog} {name}` {{#{name}}}",
             "",
