@@ -71,6 +71,13 @@ def _shorten(match: "re.Match[str]") -> str:
     return f"{word[:60]}…{word[-12:]} ({len(word)} characters)"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text) if _CONTROL.search(text) else text
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong, and where: ``file:line:col: message [code]``."""
@@ -83,9 +90,15 @@ class Problem:
 
     def __post_init__(self) -> None:
         # a safety net under the messages that quote a value (``text.quote``): whatever reaches a
-        # message, a run of hundreds of characters without a space is shortened, not echoed
-        if len(self.message) > _LONG_WORD and _LONG.search(self.message):
-            object.__setattr__(self, "message", _LONG.sub(_shorten, self.message))
+        # message, a run of hundreds of characters without a space is shortened, not echoed, and a
+        # control character (a newline in a path given on the command line) is shown escaped, so
+        # a problem stays one line
+        message = self.message
+        if len(message) > _LONG_WORD and _LONG.search(message):
+            message = _LONG.sub(_shorten, message)
+        object.__setattr__(self, "message", _visible(message))
+        if self.file is not None:
+            object.__setattr__(self, "file", _visible(str(self.file)))
 
     @property
     def where(self) -> str:
