@@ -21,12 +21,10 @@ of each subset; the goal is every ratio within 0.75-1.33.
 
 
 import argparse
-import ast
 import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -381,7 +379,6 @@ print("RESULT", json.dumps({"e2e_us": (max(t["execEnd"] for t in ts) - min(t["ex
 
 def _manifest_cases(only: str | None):
     """(name, entry, is_fit) for every a2a3 instance of the manifest."""
-    import fnmatch
 
     from pattern_gen.plan.manifest import load_manifest
 

@@ -14,6 +14,7 @@ import click
 from click.utils import make_default_short_help
 
 from .. import __version__
+from .paths import FsPath
 
 __all__ = ["main", "COMMANDS"]
 
@@ -62,7 +63,7 @@ class LazyGroup(click.Group):
     "--catalogue",
     "catalogue_dirs",
     multiple=True,
-    type=click.Path(file_okay=False),
+    type=FsPath(file_okay=False),
     help="Add a folder of your own cards (also PATTERN_GEN_CATALOGUE, os.pathsep-separated).",
 )
 @click.version_option(__version__, prog_name="pattern-gen")

@@ -17,8 +17,9 @@ from ..flow import FlowError, Unavailable
 from ..output.generate import plan_manifest, refusal_failures
 from ..plan.manifest import load_manifest
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..vocab.text import plain
+from ..vocab.text import plain, quote
 from .app import main
+from .paths import unopenable
 from .common import (
     add_literal_row,
     catalogue,
@@ -150,7 +151,7 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
 
 
 @main.command("validate")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())  # checked by unopenable: all problems at once
 @click.pass_context
 @handle_errors
 def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
@@ -158,6 +159,9 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
 
     A folder with ``platforms/`` is a whole catalogue and replaces the shipped one; any other folder
     (or file) is checked on top of the shipped catalogue, as ``--catalogue`` would add it."""
+    refused = [Problem("bad-path", f"{quote(p)}: {why}") for p in paths for why in [unopenable(p)] if why]
+    if refused:
+        raise PatternGenError(refused)
     folders = [Path(p) for p in paths if Path(p).is_dir()]
     files = [Path(p) for p in paths if Path(p).is_file()]
     missing = [Problem("bad-path", f"no such file or folder: {p}") for p in paths if not Path(p).exists()]
@@ -196,3 +200,4 @@ def schema_cmd() -> None:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "pattern-gen card"
     click.echo(json.dumps(schema, indent=2, sort_keys=True))
+

@@ -145,3 +145,4 @@ def _finite(value: Any) -> Any:
 def strict_json(value: Any) -> str:
     """Strict JSON for ``--json`` (NaN -> null, ±inf -> "inf"/"-inf": ``Infinity`` is no JSON)."""
     return json.dumps(_finite(value), indent=2, default=str, allow_nan=False)
+

@@ -13,6 +13,7 @@ from rich.progress import Progress
 from ..output.generate import generate
 from ..plan.manifest import load_manifest
 from .app import main
+from .paths import FsPath
 from .common import catalogue, default_generated, err, handle_errors, out
 from .common import manifest_path as manifest_file
 
@@ -36,10 +37,10 @@ def _fix_command(manifest: str | None, out_dir: str | None, pattern: str | None,
 
 
 @main.command("generate")
-@click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False), default=None, help="Manifest file (default: the project's, else the catalogue's manifest.yaml).")
+@click.option("--manifest", "manifest_path", type=FsPath(dir_okay=False), default=None, help="Manifest file (default: the project's, else the catalogue's manifest.yaml).")
 @click.option("--check", is_flag=True, help="Render to memory and compare with the output folder; exit 1 on any drift.")
 @click.option("--filter", "pattern", default=None, help="Only instances whose name matches this glob.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output folder (default: the project's generated/).")
+@click.option("--out", "out_dir", type=FsPath(file_okay=False), default=None, help="Output folder (default: the project's generated/).")
 @click.option("--force", is_flag=True, help="Overwrite hand-edited generated files.")
 @click.option(
     "--prune/--no-prune",

@@ -28,8 +28,10 @@ from ..plan.options import parse_option_arg
 from ..plan.request import parse_tile
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
-from ..vocab.text import plain, quote, utilisation
+from ..vocab.text import plain, utilisation
 from .app import main
+from .locate import find_instance
+from .paths import FsPath
 from .common import (
     add_literal_row,
     catalogue,
@@ -44,7 +46,7 @@ from .common import (
     strict_json,
 )
 
-__all__ = ["new_cmd", "run_cmd", "explain_cmd", "request_from_flags", "find_instance"]
+__all__ = ["new_cmd", "run_cmd", "explain_cmd", "request_from_flags"]
 
 
 def _check_out(out_dir: str) -> Path:
@@ -156,7 +158,7 @@ def request_from_flags(
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
 @click.option("--tile", "tiles", multiple=True, metavar="LABEL=RxC", help="Tile of a stage: LABEL=8x4096 (vec) or LABEL=m:32x32,k:128x256,n:128x256 (cube); checked, never shrunk.")
 @click.option("--target", default=None, help=f"Code-generation target: {', '.join(TARGETS)} (default {DEFAULT_TARGET}).")
-@click.option("--out", "out_dir", default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
+@click.option("--out", "out_dir", type=FsPath(file_okay=False), default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
 @click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the paths; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite generated files even if they were edited by hand.")
@@ -236,37 +238,13 @@ def new_cmd(
         sys.exit(1)
 
 
-def find_instance(name_or_dir: str) -> Path:
-    """An instance folder given as a path, or by name under the project's kernels/ and generated/."""
-    if len(name_or_dir) > 4096 or "\x00" in name_or_dir:  # no file system takes it: say so, do not ask the OS
-        raise PatternGenError(Problem("bad-path", f"no such instance folder: {quote(name_or_dir)} (not a path this system can open)"))
-    given = Path(name_or_dir)
-    if _probe(given.is_dir):
-        return given
-    settings = project()
-    candidates = [root / name_or_dir for root in (settings.kernels, settings.generated)]
-    found = [c for c in candidates if _probe((c / "instance.json").is_file)]
-    if found:
-        return found[0]
-    looked = ", ".join(str(c.parent) for c in candidates)
-    raise PatternGenError(Problem("bad-path", f"no such instance folder: {quote(name_or_dir)} (not a folder, and no instance of that name in {looked})"))
-
-
-def _probe(check: Any) -> bool:
-    """``path.is_dir()`` and the like, with a name the OS refuses (too long, a bad byte) as False."""
-    try:
-        return bool(check())
-    except (OSError, ValueError):
-        return False
-
-
 @main.command("run")
 @click.argument("instance")
 @click.option("--T", "T", type=int, default=None, help="Token count (default: the test's first T).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
     "--profile",
-    type=click.Path(dir_okay=False),
+    type=FsPath(dir_okay=False),
     default=None,
     is_flag=False,
     flag_value="",

@@ -21,6 +21,7 @@ from ..tune.curves import CURVE_TS, simulator_fingerprint, unroll_curves
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.resources import repo_root
 from .app import main
+from .paths import FsPath
 from .app import main as cli_group
 from .clidoc import cli_reference
 from .common import catalogue, default_generated, err, handle_errors, manifest_path, out
@@ -109,7 +110,7 @@ def _build_docs(ctx: click.Context, out_dir: str | None) -> Path:
 
 
 @docs_group.command("build")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Site folder (default: build/site).")
+@click.option("--out", "out_dir", type=FsPath(file_okay=False), default=None, help="Site folder (default: build/site).")
 @click.pass_context
 @handle_errors
 def docs_build_cmd(ctx: click.Context, out_dir: str | None) -> None:
@@ -128,7 +129,7 @@ def _check_port_free(port: int) -> None:
 
 @docs_group.command("serve")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None)
+@click.option("--out", "out_dir", type=FsPath(file_okay=False), default=None)
 @click.pass_context
 @handle_errors
 def docs_serve_cmd(ctx: click.Context, port: int, out_dir: str | None) -> None:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..output.scaffold import init_project, new_card
 from .app import main
+from .paths import FsPath
 from .common import add_literal_row, catalogue, handle_errors, literal, out, project
 
 __all__ = ["config_cmd", "init_cmd", "new_card_cmd"]
@@ -30,7 +31,7 @@ def config_cmd() -> None:
 
 
 @main.command("init")
-@click.argument("folder", type=click.Path(file_okay=False), default=".")
+@click.argument("folder", type=FsPath(file_okay=False), default=".")
 @click.pass_context
 @handle_errors
 def init_cmd(ctx: click.Context, folder: str) -> None:
@@ -45,7 +46,7 @@ def init_cmd(ctx: click.Context, folder: str) -> None:
 @main.command("new-card")
 @click.argument("card_id")
 @click.option("--from", "source", required=True, help="The card to copy, e.g. AT-10.")
-@click.option("--into", "into", type=click.Path(file_okay=False), default=None, help="Card folder (default: the project's first catalogue folder, else ./cards).")
+@click.option("--into", "into", type=FsPath(file_okay=False), default=None, help="Card folder (default: the project's first catalogue folder, else ./cards).")
 @click.pass_context
 @handle_errors
 def new_card_cmd(ctx: click.Context, card_id: str, source: str, into: str | None) -> None:

@@ -18,8 +18,10 @@ from ..tune.search import STRATEGIES, TuneResult, tune
 from ..tune.weights import DEFAULT_TS, load_T_dist, parse_T_list
 from ..vocab.errors import PatternGenError, Problem
 from .app import main
+from .paths import FsPath
 from .common import add_literal_row, catalogue, err, handle_errors, literal, manifest_path, out, project, strict_json
-from .instances import find_instance, request_from_flags
+from .instances import request_from_flags
+from .locate import find_instance
 
 __all__ = ["tune_cmd"]
 
@@ -136,14 +138,14 @@ def _json(result: TuneResult) -> dict[str, Any]:
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="An option to keep fixed (not tuned).")
 @click.option("--tile", "tiles", multiple=True, metavar="LABEL=RxC", help="A stage tile to keep fixed (not tuned).")
 @click.option("--T", "T_list", default=None, help=f"Token counts, equally weighted (default {','.join(map(str, DEFAULT_TS))}).")
-@click.option("--T-dist", "T_dist", type=click.Path(dir_okay=False), default=None, help="YAML file: {T: weight} or a list of observed Ts.")
+@click.option("--T-dist", "T_dist", type=FsPath(dir_okay=False), default=None, help="YAML file: {T: weight} or a list of observed Ts.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="coordinate", show_default=True, help="coordinate: unroll sweep, then one axis at a time; exhaustive: every configuration.")
 @click.option("--beam", type=click.IntRange(1, 8), default=2, show_default=True, help="Coordinate search: how many of the best unrolls to refine.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Worker processes (default: the CPU count).")
 @click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True, help="Rows of the ranked table.")
 @click.option("--check", type=click.IntRange(0, 20), default=1, show_default=True, help="How many of the best configurations run their golden test.")
 @click.option("--apply", "apply_", is_flag=True, help="Write the winner's unroll, tiles and options into the manifest entry (added if missing).")
-@click.option("--manifest", default=None, type=click.Path(dir_okay=False), help="The manifest --apply edits (default: the project's).")
+@click.option("--manifest", default=None, type=FsPath(dir_okay=False), help="The manifest --apply edits (default: the project's).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the ranking and the winner).")
 @click.option("--quiet", "-q", is_flag=True, help="Print the winner's command line only.")
 @click.pass_context
