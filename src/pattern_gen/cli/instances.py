@@ -158,7 +158,7 @@ def request_from_flags(
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
 @click.option("--tile", "tiles", multiple=True, metavar="LABEL=RxC", help="Tile of a stage: LABEL=8x4096 (vec) or LABEL=m:32x32,k:128x256,n:128x256 (cube); checked, never shrunk.")
 @click.option("--target", default=None, help=f"Code-generation target: {', '.join(TARGETS)} (default {DEFAULT_TARGET}).")
-@click.option("--out", "out_dir", type=FsPath(file_okay=False), default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
+@click.option("--out", "out_dir", type=FsPath(), default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
 @click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the paths; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite generated files even if they were edited by hand.")

@@ -4,6 +4,7 @@ imports it at start-up."""
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any
 
@@ -19,10 +20,11 @@ def unopenable(path: str) -> str | None:
     caller says "no such file")."""
     try:
         os.stat(path)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        return f"not a path this system can open ({getattr(exc, 'strerror', None) or exc})"
+    except ValueError as exc:  # an embedded NUL byte
+        return f"not a path this system can open ({exc})"
+    except OSError as exc:  # not there, not a folder, no permission: the command says which
+        if exc.errno == errno.ENAMETOOLONG:
+            return f"not a path this system can open ({exc.strerror})"
     return None
 
 
