@@ -8,6 +8,7 @@ exhaustive one on a space small enough to sweep; the winner against its golden t
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,25 @@ def test_tune_an_instance_folder(cli, tmp_path: Path) -> None:
     data = json.loads(run.stdout)
     assert "--param unroll=16" in data["request"] and data["space"]["unroll"][0] == "16"
     cli("tune", folder, "--skeleton", "SK-03").assert_bad_input("bad-option")
+
+
+def test_apply_refuses_a_symlinked_or_broken_manifest_before_the_sweep(cli, tmp_path: Path) -> None:
+    real = tmp_path / "manifest.yaml"
+    real.write_text((REPO / "patterns" / "manifest.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real)
+    base = ["tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--T", "1", "-j", "1", "--apply", "--manifest"]
+    run = cli(*base, link)
+    run.assert_bad_input("bad-path")
+    assert "symlink" in run.stderr and link.is_symlink()
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("instances: [\n", encoding="utf-8")
+    cli(*base, broken).assert_bad_input("yaml-syntax")
+
+
+def test_T_dist_must_be_a_regular_file(cli, tmp_path: Path) -> None:
+    fifo = tmp_path / "t.yaml"
+    os.mkfifo(fifo)
+    run = cli("tune", "--skeleton", "SK-03", "--T-dist", fifo)
+    run.assert_bad_input("bad-path")
+    assert "not a regular file" in run.stderr

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..output.instances import read_instance
 from ..plan.kernel_plan import Request
-from ..tune.apply import apply_to_manifest
+from ..tune.apply import apply_to_manifest, check_target
 from ..tune.evaluate import Point
 from ..tune.search import STRATEGIES, TuneResult, tune
 from ..tune.weights import DEFAULT_TS, load_T_dist, parse_T_list
@@ -163,6 +163,8 @@ def tune_cmd(ctx: click.Context, instance: str | None, skeleton: str | None, ato
     flags = {"atoms": atoms, "params": params, "dims": dims, "platform": platform, "options": options, "target": None, "tiles": tiles}
     base = _base_request(instance, skeleton, flags)
     path = manifest_path(ctx, manifest) if apply_ else None
+    if path is not None:
+        check_target(path)  # a manifest --apply cannot edit fails now, not after the sweep
     show = not (as_json or quiet) and err.is_terminal
     with Progress(TextColumn("tune"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not show) as bar:
         task = bar.add_task("runs", total=None)

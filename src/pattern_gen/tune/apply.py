@@ -25,7 +25,7 @@ from ..plan.manifest import ManifestEntry, load_manifest, to_request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 
-__all__ = ["ApplyResult", "apply_to_manifest"]
+__all__ = ["ApplyResult", "apply_to_manifest", "check_target"]
 
 _FIELDS = ("skeleton", "atoms", "params", "dims", "platform", "options", "tiles", "targets", "name", "why")
 
@@ -87,9 +87,17 @@ def _span(lines: list[str], start: int, next_start: int | None) -> tuple[int, in
     return start, end
 
 
+def check_target(path: Path) -> Any:
+    """The manifest ``--apply`` will edit, checked before a sweep is spent on it: a regular file
+    (not a symlink: replacing the link would leave the shared file it points to stale) that loads."""
+    if path.is_symlink():
+        raise PatternGenError(Problem("bad-path", f"--apply: {path} is a symlink; pass the file it points to ({path.resolve()})", str(path)))
+    return load_manifest(path)
+
+
 def apply_to_manifest(cat: Catalogue, path: Path, tuned: Request, winner: Request) -> ApplyResult:
     """Write ``winner``'s unroll, tiles and options into the entry of ``path`` that builds ``tuned``."""
-    manifest = load_manifest(path)
+    manifest = check_target(path)
     tuned_plan = resolve(cat, tuned)
     want, wins = _identity(tuned_plan), _identity(resolve(cat, winner))
     default_unroll = cat.card(tuned_plan.skeleton).loop.candidates[0]

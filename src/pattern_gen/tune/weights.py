@@ -53,7 +53,8 @@ def parse_T_list(text: str) -> dict[int, float]:
 def load_T_dist(path: Path) -> dict[int, float]:
     """The distribution in a YAML file (mapping T -> weight, or a list of observed Ts)."""
     if not path.is_file():
-        raise PatternGenError(Problem("bad-path", f"--T-dist {path}: no such file"))
+        what = "not a regular file (a folder, FIFO or device?)" if path.exists() else "no such file"
+        raise PatternGenError(Problem("bad-path", f"--T-dist {path}: {what}"))
     located = load_located_file(path)
     data = located.data
     where = str(path)
