@@ -261,3 +261,13 @@ def test_T_dist_must_be_a_regular_file(cli, tmp_path: Path) -> None:
     run = cli("tune", "--skeleton", "SK-03", "--T-dist", fifo)
     run.assert_bad_input("bad-path")
     assert "not a regular file" in run.stderr
+
+
+@pytest.mark.parametrize("request_field", [{"skeleton": 5, "bogus": 1}, "abc", {"skeleton": "SK-03", "dims": {"K": "x"}, "params": [1]}])
+def test_tune_a_corrupted_instance(cli, tmp_path: Path, request_field) -> None:
+    made = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--out", tmp_path, "-q")
+    folder = Path(made.stdout.strip())
+    meta = json.loads((folder / "instance.json").read_text())
+    meta["request"] = request_field
+    (folder / "instance.json").write_text(json.dumps(meta))
+    cli("tune", folder, "--T", "1", "-j", "1").assert_bad_input("instance")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..output.instances import read_instance
+from ..output.instances import instance_request, read_instance
 from ..plan.kernel_plan import Request
 from ..tune.apply import apply_to_manifest, check_target
 from ..tune.evaluate import Point
@@ -30,13 +31,8 @@ def _base_request(instance: str | None, skeleton: str | None, flags: dict[str, A
     if instance is not None:
         if skeleton is not None:
             raise PatternGenError(Problem("bad-option", "give an instance or --skeleton, not both"))
-        meta = read_instance(find_instance(instance))
-        fields = dict(meta.get("request") or {})
-        if not fields:
-            raise PatternGenError(Problem("instance", f"{instance}: instance.json has no request to tune; regenerate it"))
-        fields["atoms"] = tuple(fields.get("atoms") or ())
-        fields["name"] = None
-        return Request(**fields)
+        folder = find_instance(instance)
+        return replace(instance_request(read_instance(folder), str(folder / "instance.json")), name=None)
     if skeleton is None:
         raise PatternGenError(Problem("bad-option", "tune needs an instance (folder or name) or --skeleton (with --atoms, --param, --dim ...)"))
     return request_from_flags(skeleton, flags["atoms"], flags["params"], flags["dims"], flags["platform"] or project().platform,

@@ -34,7 +34,7 @@ from ..vocab.errors import PatternGenError, Problem
 from .interpret import interpret_estimate
 from .writer import WriteReport, finalize, write_files
 
-__all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "RunResult", "load_instance_module"]
+__all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "instance_request", "RunResult", "load_instance_module"]
 
 
 def card_paths(cat: Catalogue) -> dict[str, str]:
@@ -164,10 +164,29 @@ class RunResult:
 MAX_T = 1 << 20
 
 
+class RequestMeta(BaseModel):
+    """``instance.json``'s ``request``: what ``tune INSTANCE`` and the PyPTO twin estimate rebuild."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skeleton: str = Field(min_length=1, max_length=64)
+    atoms: list[str] = Field(default_factory=list, max_length=8)
+    params: dict[str, Any] = Field(default_factory=dict)
+    stage_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    dims: dict[str, int] = Field(default_factory=dict)
+    platform: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = None
+    target: str | None = None
+    tiles: dict[str, Any] = Field(default_factory=dict)
+
+
 class InstanceMeta(BaseModel):
     """The fields of ``instance.json`` that running an instance reads (the rest is informative)."""
 
     model_config = ConfigDict(extra="allow")
+
+    request: RequestMeta | None = None
 
     name: str = Field(min_length=1, max_length=255)
     unroll: int = Field(default=1, ge=1)
@@ -198,8 +217,16 @@ def read_instance(folder: Path) -> dict[str, Any]:
             for e in exc.errors()[:5]
         ]
         raise PatternGenError(problems) from None
-    data.update(checked.model_dump(include={"unroll", "test_T", "tolerances", "loop"}))
+    data.update(checked.model_dump(include={"unroll", "test_T", "tolerances", "loop", "request"}))
     return data
+
+
+def instance_request(meta: Mapping[str, Any], where: str) -> Request:
+    """The request an instance was made from (``read_instance``'s checked ``request``)."""
+    fields = meta.get("request")
+    if not isinstance(fields, dict):
+        raise PatternGenError(Problem("instance", f"instance.json has no request to rebuild the plan from; {_REGENERATE}", where))
+    return Request(**{**fields, "atoms": tuple(fields.get("atoms") or ())})
 
 
 def run_instance(

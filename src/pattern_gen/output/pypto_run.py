@@ -11,18 +11,18 @@ import importlib.util
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..catalogue.catalogue import Catalogue
-from ..plan.kernel_plan import Request
 from ..vocab.errors import PatternGenError, Problem
 from .instances import (
     RunResult,
     call_instance,
     check_run_args,
     compare_with_golden,
+    instance_request,
     load_instance_module,
     read_instance,
     run_instance,
@@ -99,12 +99,9 @@ def ptosim_twin_estimate(cat: Catalogue, folder: Path, T: int, seed: int = 0) ->
     """ptosim's estimate of the plan of a pypto-target instance at ``T``: the same request
     rendered for ptosim in a temporary folder and run there."""
     meta = read_instance(folder)
-    fields = dict(meta.get("request") or {})
-    if not fields:
+    if not isinstance(meta.get("request"), dict):
         return None
-    fields["atoms"] = tuple(fields.get("atoms") or ())
-    fields["target"] = None
-    fields["name"] = None
+    req = replace(instance_request(meta, str(folder / "instance.json")), target=None, name=None)
     with tempfile.TemporaryDirectory(prefix="pattern-gen-twin-") as work:
-        _, twin, _ = write_instance(cat, Request(**fields), Path(work))
+        _, twin, _ = write_instance(cat, req, Path(work))
         return run_instance(twin, T=T, seed=seed).estimate
