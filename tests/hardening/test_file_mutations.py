@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from pattern_gen.catalogue.catalogue import load_catalogue
 from pattern_gen.catalogue.checks import check_catalogue
-from pattern_gen.output.instances import read_instance, render_plan, run_instance
+from pattern_gen.output.instances import instance_request, read_instance, render_plan, run_instance
 from pattern_gen.plan.kernel_plan import Request
 from pattern_gen.plan.manifest import load_manifest, to_request
 from pattern_gen.plan.resolver import resolve
@@ -196,7 +196,9 @@ def _exercise_instance(text: str) -> None:
         (folder / "instance.json").write_text(text, encoding="utf-8")
         with time_limit(HANG_LIMIT_S):
             try:
-                read_instance(folder)
+                meta = read_instance(folder)
+                if isinstance(meta.get("request"), dict):  # what tune INSTANCE rebuilds
+                    resolve(load_catalogue([]), instance_request(meta, str(folder)))
                 result = run_instance(folder, T=1, estimate=False)
                 assert isinstance(result.passed, bool)
             except PatternGenError as exc:
