@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ptosim.control import unroll_schedule
 from threadpoolctl import threadpool_limits
 
 from ..catalogue.catalogue import Catalogue
@@ -24,7 +25,10 @@ from ..output.instances import call_instance, estimate_instance, load_instance_m
 from ..vocab.errors import PatternGenError
 from .space import Config, Space
 
-__all__ = ["Point", "Evaluator", "weighted_time"]
+__all__ = ["Point", "Evaluator", "weighted_time", "MAX_PASSES"]
+
+#: the most loop passes a run may take (T=1024 token by token is 1024; more is minutes per run)
+MAX_PASSES = 2048
 
 
 @dataclass
@@ -167,6 +171,13 @@ class Evaluator:
         alive = [c for c in fresh if self.points[c].folder is not None and c not in twins]
         self._total += len(alive) * len(self.weights)
         for T in sorted(self.weights):
+            for c in list(alive):  # a run of thousands of loop passes is minutes of cost model
+                passes = len(unroll_schedule(0, T, 1, [self.space.unroll(c)]))
+                if passes > MAX_PASSES:
+                    self.points[c].refused = (f"T={T}: {passes} loop passes with unroll {self.space.unroll(c)} (> {MAX_PASSES}): "
+                                              "not estimated; a token-by-token loop at this T is no candidate")
+                    alive.remove(c)
+                    self._total -= len(self.weights) - len(self.points[c].us)
             best = self.incumbent if bound else float("inf")
             for c in list(alive):
                 partial = weighted_time(self.points[c].us, {t: w for t, w in self.weights.items() if t in self.points[c].us})

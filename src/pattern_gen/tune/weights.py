@@ -17,7 +17,7 @@ __all__ = ["parse_T_list", "load_T_dist", "DEFAULT_TS", "MAX_TUNE_T", "MAX_TS"]
 #: decode, a small batch, a prefill chunk, a long prefill
 DEFAULT_TS = (1, 16, 128, 1024)
 #: the largest T the tuner estimates (each T is a full kernel run per configuration)
-MAX_TUNE_T = 1 << 14
+MAX_TUNE_T = 1 << 13
 #: how many distinct Ts a sweep takes
 MAX_TS = 16
 
