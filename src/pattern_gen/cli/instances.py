@@ -22,14 +22,12 @@ from ..output.instances import (
 )
 from ..output.pypto_run import ptosim_twin_estimate, run_pypto_instance
 from ..plan.kernel_plan import KernelPlan, Request
-from ..plan.manifest import split_params
 from ..plan.naming import explain as explain_name
-from ..plan.options import parse_option_arg
-from ..plan.request import parse_tile
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.text import plain, utilisation
 from .app import main
+from .request_flags import request_from_flags, request_options
 from .locate import find_instance
 from .paths import FsPath
 from .common import (
@@ -41,12 +39,11 @@ from .common import (
     literal,
     mark_written,
     out,
-    pairs,
     project,
     strict_json,
 )
 
-__all__ = ["new_cmd", "run_cmd", "explain_cmd", "request_from_flags"]
+__all__ = ["new_cmd", "run_cmd", "explain_cmd"]
 
 
 def _check_out(out_dir: str) -> Path:
@@ -122,41 +119,8 @@ def _print_run(result: RunResult) -> None:
             out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
 
 
-def request_from_flags(
-    skeleton: str,
-    atoms: str,
-    params: tuple[str, ...],
-    dims: tuple[str, ...],
-    platform: str | None,
-    options: tuple[str, ...],
-    name: str | None,
-    target: str | None = None,
-    tiles: tuple[str, ...] = (),
-) -> Request:
-    bare, staged = split_params(pairs(params, "--param"))
-    opts = dict(parse_option_arg(o) for o in options)
-    return Request(
-        skeleton=skeleton,
-        atoms=tuple(a for a in atoms.split(",") if a.strip()),
-        params=bare,
-        stage_params=staged,
-        dims=pairs(dims, "--dim"),  # type: ignore[arg-type]
-        platform=platform,
-        options=opts,
-        name=name,
-        target=None if target in (None, DEFAULT_TARGET) else target,
-        tiles=dict(parse_tile(text) for text in tiles),
-    )
-
-
 @main.command("new")
-@click.option("--skeleton", required=True, help="Skeleton card id, e.g. SK-04.")
-@click.option("--atoms", default="", help="Atom(s) for the skeleton's slot: AT-10, AT-11 or AT-03,AT-09 (default: the slot's default).")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Slot parameter, or STAGE.param=value for a fixed stage.")
-@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Model dim, e.g. K=1024.")
-@click.option("--platform", default=None, help="Platform profile (default a2a3).")
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="Runtime/pass/operation option (YAML value).")
-@click.option("--tile", "tiles", multiple=True, metavar="LABEL=RxC", help="Tile of a stage: LABEL=8x4096 (vec) or LABEL=m:32x32,k:128x256,n:128x256 (cube); checked, never shrunk.")
+@request_options(skeleton_required=True)
 @click.option("--target", default=None, help=f"Code-generation target: {', '.join(TARGETS)} (default {DEFAULT_TARGET}).")
 @click.option("--out", "out_dir", type=FsPath(), default=None, help="Folder for the instance folder (default: the project's kernels/, else ./kernels).")
 @click.option("--name", default=None, help="Instance folder name (default: derived from the plan).")

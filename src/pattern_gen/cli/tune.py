@@ -21,7 +21,7 @@ from ..vocab.errors import PatternGenError, Problem
 from .app import main
 from .paths import FsPath
 from .common import add_literal_row, catalogue, err, handle_errors, literal, manifest_path, out, project, strict_json
-from .instances import request_from_flags
+from .request_flags import request_from_flags, request_options
 from .locate import find_instance
 
 __all__ = ["tune_cmd"]
@@ -126,13 +126,7 @@ def _json(result: TuneResult) -> dict[str, Any]:
 
 @main.command("tune")
 @click.argument("instance", required=False)
-@click.option("--skeleton", default=None, help="Skeleton card id (instead of an instance).")
-@click.option("--atoms", default="", help="Atom(s) for the skeleton's slot.")
-@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="Slot parameter (fixed while tuning).")
-@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Model dim, e.g. K=1024.")
-@click.option("--platform", default=None, help="Platform profile (default a2a3).")
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="An option to keep fixed (not tuned).")
-@click.option("--tile", "tiles", multiple=True, metavar="LABEL=RxC", help="A stage tile to keep fixed (not tuned).")
+@request_options(skeleton_required=False, fixed=" (kept as given: not tuned)")
 @click.option("--T", "T_list", default=None, help=f"Token counts, equally weighted (default {','.join(map(str, DEFAULT_TS))}).")
 @click.option("--T-dist", "T_dist", type=FsPath(dir_okay=False), default=None, help="YAML file: {T: weight} or a list of observed Ts.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="coordinate", show_default=True, help="coordinate: unroll sweep, then one axis at a time; exhaustive: every configuration.")

@@ -71,7 +71,8 @@ def _shorten(match: "re.Match[str]") -> str:
     return f"{word[:60]}…{word[-12:]} ({len(word)} characters)"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: C0 and C1 controls and the Unicode line separators: anything a terminal or ``splitlines`` breaks on
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _visible(text: str) -> str:
