@@ -12,15 +12,14 @@ exception, never a hang.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
+from hang_guard import time_limit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,25 +73,6 @@ VOCAB = sorted(
         "AT-99",
     }
 )
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    """Fail instead of hanging (the hypothesis deadline only reports after the example ends)."""
-
-    def on_alarm(signum: int, frame: Any) -> None:  # pragma: no cover - only on a hang
-        raise TimeoutError(f"the loader or the checks ran for more than {seconds} s")
-
-    if not hasattr(signal, "SIGALRM"):  # pragma: no cover - Windows
-        yield
-        return
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # --- running one example --------------------------------------------------------------------------------

@@ -12,17 +12,16 @@ entry (manifest); ``read_instance`` and a run at T=1 (instance.json).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
+from hang_guard import time_limit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,23 +43,6 @@ INSTANCE = next(p for p in sorted((REPO / "generated").glob("sk03-at10-gamma-rsq
 EXAMPLES = int(os.environ.get("PATTERN_GEN_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=15000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 HANG_LIMIT_S = 30
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    def on_alarm(signum: int, frame: Any) -> None:  # pragma: no cover - only on a hang
-        raise TimeoutError(f"ran for more than {seconds} s")
-
-    if not hasattr(signal, "SIGALRM"):  # pragma: no cover - Windows
-        yield
-        return
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _well_formed(exc: PatternGenError) -> None:
