@@ -37,10 +37,12 @@ def _req(**kw) -> Request:
 
 
 def test_space_axes_come_from_the_plan(cat) -> None:
-    plan = resolve(cat, _req(params={"unroll": 16}))
+    pinned = tuning_space(resolve(cat, _req(params={"unroll": 16})), cat.card("SK-03").loop.candidates)
+    assert pinned.axes[0].name == "unroll" and pinned.axes[0].choices == (16,)  # --param unroll= stays fixed
+    plan = resolve(cat, _req())
     space = tuning_space(plan, cat.card("SK-03").loop.candidates)
     names = [a.name for a in space.axes]
-    assert names[0] == "unroll" and space.axes[0].choices[0] == 16  # the request's own unroll first
+    assert names[0] == "unroll" and space.axes[0].choices[0] == plan.unroll  # the card's default first
     assert sorted(space.axes[0].choices) == sorted(cat.card("SK-03").loop.candidates)
     # tiles of the loop's stages only (weight_prep is hoisted), halving and doubling
     assert "tile:proj.rmsnorm:rows" in names and not any("weight_prep" in n for n in names)
@@ -237,7 +239,7 @@ def test_tune_an_instance_folder(cli, tmp_path: Path) -> None:
     run = cli("tune", folder, "--T", "1,16", "-j", "1", "--check", "0", "--json")
     run.assert_ok()
     data = json.loads(run.stdout)
-    assert "--param unroll=16" in data["request"] and data["space"]["unroll"][0] == "16"
+    assert "--param unroll=16" in data["request"] and data["space"]["unroll"] == ["16"]  # what the instance fixed stays
     cli("tune", folder, "--skeleton", "SK-03").assert_bad_input("bad-option")
 
 
@@ -271,3 +273,17 @@ def test_tune_a_corrupted_instance(cli, tmp_path: Path, request_field) -> None:
     meta["request"] = request_field
     (folder / "instance.json").write_text(json.dumps(meta))
     cli("tune", folder, "--T", "1", "-j", "1").assert_bad_input("instance")
+
+
+def test_apply_again_updates_the_entry_it_changed(cli, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text("instances:\n  - {skeleton: SK-03, atoms: AT-10, dims: {K: 256, N: 128}}\n", encoding="utf-8")
+    base = ["tune", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "-j", "1", "--check", "0",
+            "--apply", "--manifest", manifest, "--json", "--T"]
+    first = json.loads(cli(*base, "1").stdout)
+    second = json.loads(cli(*base, "16").stdout)
+    assert first["best"]["configuration"] != second["best"]["configuration"]  # so the second run had to find the entry
+    entries = load_manifest(manifest).instances
+    assert len(entries) == 1, manifest.read_text()  # the same request: one entry, retuned in place
+    assert not second["applied"]["created"] and first["applied"]["line"] == second["applied"]["line"] == 2
+    assert entries[0].tiles == second["best"]["tiles"]

@@ -1,8 +1,9 @@
 """``tune --apply``: the winning configuration into the manifest entry of the tuned request.
 
 The entry is the one that builds the tuned request (the same instance name and options once
-resolved, so ``AT-03,AT-09`` matches ``AT-10``), not one that reads alike. When the winner is
-already another entry, nothing is written. Only that entry's lines change: it is written
+resolved, so ``AT-03,AT-09`` matches ``AT-10``), not one that reads alike — or, failing that, the
+only entry that builds it apart from unroll, tiles and options (tuned before and applied). When
+the winner is already another entry, nothing is written. Only that entry's lines change: it is written
 back as one flow-style line with its ``unroll``, ``tiles`` and ``options`` replaced, so the rest of
 the file (comments, order, other entries) stays as the team wrote it. A manifest without such an
 entry gets a new one at the end of ``instances``. The result is read back and validated before
@@ -42,6 +43,13 @@ class ApplyResult:
 def _identity(plan: KernelPlan) -> tuple:
     """What an entry builds: its instance name (the request, resolved) and its options (not in the name)."""
     return (plan.name, tuple(sorted(((k, str(v)) for k, v in {**plan.runtime_options, **plan.pass_options, **plan.operation_options}.items()))))
+
+
+def _base(plan: KernelPlan) -> tuple:
+    """What an entry builds apart from what tune sets (unroll, tiles, options)."""
+    params = {k: v for k, v in plan.params.items() if k != "unroll"}
+    return (plan.skeleton, plan.atom, sorted(params.items(), key=str), sorted(plan.stage_params.items(), key=str),
+            sorted(plan.dims.items()), plan.platform, plan.target)
 
 
 def _entry_dict(entry: ManifestEntry) -> dict[str, Any]:
@@ -104,16 +112,24 @@ def apply_to_manifest(cat: Catalogue, path: Path, tuned: Request, winner: Reques
     text = read_source(path)
     lines = text.splitlines(keepends=True)
     found = None
+    same_base: list[int] = []
     for i, entry in enumerate(manifest.instances):
         try:
-            ident = _identity(resolve(cat, to_request(entry)))
+            plan = resolve(cat, to_request(entry))
         except PatternGenError:
             continue  # a broken entry is validate's business, not a match
+        ident = _identity(plan)
         if ident == wins and ident != want:  # the winner is another entry already: nothing to add
             line = manifest.where("instances", i).get("line") or 0
             return ApplyResult(path, line, False, False, _entry_dict(entry))
         if ident == want and found is None:
             found = i
+        if _base(plan) == _base(tuned_plan):
+            same_base.append(i)
+    if found is None and len(same_base) == 1:
+        # tuned again (another T distribution) after an earlier --apply changed the entry's unroll,
+        # tiles or options: it is still the one entry of this request, so it is the one to update
+        found = same_base[0]
     if found is not None:
         entry = manifest.instances[found]
         old = _entry_dict(entry)

@@ -1,7 +1,7 @@
 """The tuning space of a request: the axes a designer would try by hand, from the plan's own data.
 
 * ``unroll`` — the skeleton's loop candidates (the card's "pick one value first, the rest are
-  tuning candidates").
+  tuning candidates"), unless the request fixes it.
 * one axis per tile dimension of each stage: a vec stage's leading (row) extent, a cube stage's
   ``m``, ``k`` and ``n`` pairs, each halved and doubled from the fitted default (the search moves
   on from the new point, so four times is two steps). Hoisted stages (run once, before the loop)
@@ -136,8 +136,10 @@ def _text(value: Any) -> str:
 
 def tuning_space(plan: KernelPlan, candidates: Sequence[int]) -> Space:
     """The space around ``plan`` (the card defaults for its request): unroll first, then tiles, then
-    options. The plan's own unroll is the unroll axis's first choice."""
-    unrolls = [plan.unroll] + [c for c in candidates if c != plan.unroll]
+    options. What the request sets itself stays fixed: an unroll given as ``--param unroll=``, the
+    stages it gives a ``--tile`` for, the options it gives."""
+    fixed_unroll = "unroll" in plan.request.params
+    unrolls = [plan.unroll] + ([] if fixed_unroll else [c for c in candidates if c != plan.unroll])
     axes = [Axis("unroll", tuple(unrolls), tuple(str(u) for u in unrolls))]
     tiles: dict[str, Any] = {}
     overridden = set(plan.request.tiles)
