@@ -222,7 +222,7 @@ def test_unset_option_passes_its_golden(cat, tmp_path: Path) -> None:
 def test_unroll_curves_are_the_single_runs(cat, tmp_path: Path) -> None:
     from pattern_gen.tune.curves import unroll_curves
 
-    plan = resolve(cat, _req())
+    plan = resolve(cat, _req(params={"unroll": 16}))  # an instance's own unroll does not narrow its plot
     curves = unroll_curves(cat, plan, (1, 16), jobs=1)
     assert sorted(curves) == sorted(cat.card("SK-03").loop.candidates)
     for u in (128, 16, 1):

@@ -50,7 +50,7 @@ def unroll_curves(
 ) -> dict[int, dict[int, float]]:
     """``{unroll: {T: µs}}`` for every unroll candidate of the plan's skeleton (its tiles and
     options as they are); a candidate the platform refuses is left out."""
-    space = tuning_space(plan, cat.card(plan.skeleton).loop.candidates)
+    space = tuning_space(plan, cat.card(plan.skeleton).loop.candidates, all_unrolls=True)
     weights: Mapping[int, float] = {int(T): 1.0 / len(Ts) for T in Ts}
     configs = [space.default.with_pick(0, i) for i in range(len(space.axes[0].choices))]
     with tempfile.TemporaryDirectory(prefix="pattern-gen-curves-") as work, Evaluator(cat, space, weights, Path(work), jobs=jobs, progress=progress) as ev:

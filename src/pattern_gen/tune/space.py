@@ -134,11 +134,12 @@ def _text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":")) if isinstance(value, dict) else str(value)
 
 
-def tuning_space(plan: KernelPlan, candidates: Sequence[int]) -> Space:
+def tuning_space(plan: KernelPlan, candidates: Sequence[int], *, all_unrolls: bool = False) -> Space:
     """The space around ``plan`` (the card defaults for its request): unroll first, then tiles, then
     options. What the request sets itself stays fixed: an unroll given as ``--param unroll=``, the
-    stages it gives a ``--tile`` for, the options it gives."""
-    fixed_unroll = "unroll" in plan.request.params
+    stages it gives a ``--tile`` for, the options it gives. ``all_unrolls``: every candidate anyway
+    (the docs' curves compare them all)."""
+    fixed_unroll = "unroll" in plan.request.params and not all_unrolls
     unrolls = [plan.unroll] + ([] if fixed_unroll else [c for c in candidates if c != plan.unroll])
     axes = [Axis("unroll", tuple(unrolls), tuple(str(u) for u in unrolls))]
     tiles: dict[str, Any] = {}
