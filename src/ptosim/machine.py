@@ -73,6 +73,9 @@ class Machine:
     pending_targets: dict[int, Any] = field(default_factory=dict)
     #: uids shared by several Tensor objects (in-place reshape): writes to them are never deferred
     aliased: set[int] = field(default_factory=set)
+    #: vector results and views of them, by uid: "result", "full-view" or "part-view" (PyPTO
+    #: materialises a view of a vector result in UB, which limits reshapes of it: movement.py)
+    vec_results: dict[int, str] = field(default_factory=dict)
     _uid: int = 0
     _scope_ids: list[int] = field(default_factory=list)
 
@@ -107,6 +110,8 @@ class Machine:
         where: str | None = None,
         **attrs: Any,
     ) -> None:
+        if unit == "V" and output is not None:
+            self.vec_results[output.uid] = "result"
         self.record.ops.append(
             OpRecord(
                 seq=len(self.record.ops),

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .dtypes import DataType, dtype_from_name
-from .errors import DTypeError, ShapeError
+from .errors import CapacityError, DTypeError, ShapeError
 from .lazy import GemmBatch, PendingWrites
 from .machine import Machine, current_machine
 from .operands import new_tile, require_tensor, static_shape, valid_arg, valid_of
@@ -75,6 +75,10 @@ def view(
         valid = valid[:-1] + (int(valid[-1] * scale),)
         dims = data.shape
     out = new_tile(machine, data, out_dtype, valid if valid != tuple(dims) else None)
+    made = machine.vec_results.get(src.uid)
+    if made is not None:
+        whole = tuple(dims) == tuple(src.dims) and made != "part-view"
+        machine.vec_results[out.uid] = "full-view" if whole else "part-view"
     machine.emit(op, "S", [src.ref()], out.ref(), offsets=offs)
     return out
 
@@ -169,6 +173,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
                 op=op,
                 constraint="C-DATA-04",
             )
+    _check_relayout(machine, src, dims_t, bool(inplace))
     data = src.data.reshape(dims_t)
     if not inplace:
         data = data.copy()  # a new tensor (PyPTO): later writes to either side must not show in the other
@@ -181,3 +186,35 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
     out.cache_policy = dict(src.cache_policy)
     machine.emit(op, "S", [src.ref()], out.ref(), inplace=bool(inplace))
     return out
+
+
+def _check_relayout(machine: Machine, src: Tensor, dims: tuple[int, ...], inplace: bool) -> None:
+    """PyPTO 0.2.0 copies a *view* of a vector result whole into UB when a reshape changes its last
+    axis, so the view must fit UB; a copy (``inplace=False``) of a partial view goes through GM
+    instead, and the vector result itself reshapes tile by tile. Measured on PyPTO 0.2.0 (BF16, UB
+    192 KiB): in place, a view ``[32, 2048]`` compiles and ``[64, 2048]`` fails; ``[128, 1024]`` of
+    a ``[128, 2048]`` result compiles as a copy and fails in place; the ``[128, 2048]`` result
+    itself compiles either way."""
+    made = machine.vec_results.get(src.uid)
+    if made in (None, "result") or dims[-1] == src.dims[-1] or (made == "part-view" and not inplace):
+        return
+    nbytes = src.size * src.dtype.nbytes
+    ub = machine.profile.ub
+    if nbytes <= ub:
+        return
+    row_bytes = nbytes // max(src.dims[0], 1)
+    fits = max(ub // max(row_bytes, 1), 0)
+    how = "in place " if inplace else ""
+    machine.fail(
+        CapacityError,
+        f"reshaping {how}the view {src.name!r} of a vector result {list(src.dims)} -> {list(dims)} changes its last "
+        f"axis: PyPTO copies the whole {nbytes} B view into UB ({ub} B on {machine.profile.name})",
+        code="ub-overflow",
+        op="reshape",
+        constraint="C-DATA-03",
+        hint=(
+            "reshape this partial view without inplace=True (a copy through GM)"
+            if made == "part-view"
+            else f"reshape the vector result itself, not a view of it, or use a tile of at most {fits} rows"
+        ),
+    )

@@ -291,3 +291,42 @@ def test_reading_a_buffer_before_writing_it_shows_in_the_output():
 def test_named_buffer_shape_must_be_positive_ints(run):
     with pytest.raises(ShapeError):
         run(lambda _: pypto.Tensor([4, 0], pypto.DT_FP32, "bad"), np.zeros((1, 8), np.float32))
+
+
+# --- reshape of a view of a vector result (PyPTO 0.2.0 copies such a view whole into UB) --------
+
+
+def _relayout_kernel(rows: int, view_cols: int, inplace: bool, through_view: bool = True):
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor[[rows, 2048], pypto.DT_BF16], y: pypto.Tensor[[rows * view_cols // 128, 128], pypto.DT_BF16]):
+        pypto.set_vec_tile_shapes(4, 2048)
+        xb = pypto.cast(pypto.mul(pypto.cast(x, pypto.DT_FP32), 2.0), pypto.DT_BF16)
+        v = pypto.view(xb, [rows, view_cols], [0, 0]) if through_view else xb
+        pypto.assemble(pypto.reshape(v, [rows * view_cols // 128, 128], inplace=inplace), [0, 0], y)
+
+    x = (np.arange(rows * 2048) % 7).astype(ml_dtypes.bfloat16).reshape(rows, 2048)
+    y = np.zeros((rows * view_cols // 128, 128), ml_dtypes.bfloat16)
+    k(x, y)
+    return x, y
+
+
+# (rows, view columns, inplace, through a view): the cases measured on PyPTO 0.2.0 (BF16, UB 192 KiB)
+@pytest.mark.parametrize(
+    "rows, cols, inplace, through_view",
+    [(32, 2048, True, True), (64, 1024, True, True), (128, 1024, False, True), (128, 2048, True, False), (128, 2048, False, False)],
+)
+def test_reshape_of_a_vector_result_that_pypto_compiles(rows, cols, inplace, through_view):
+    x, y = _relayout_kernel(rows, cols, inplace, through_view)
+    want = (x[:, :cols].astype(np.float32) * 2).astype(ml_dtypes.bfloat16).reshape(-1, 128)
+    np.testing.assert_array_equal(y.view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize(
+    "rows, cols, inplace, hint",
+    [(64, 2048, True, "at most 48 rows"), (64, 2048, False, "at most 48 rows"), (128, 1024, True, "without inplace=True")],
+)
+def test_reshape_of_a_view_of_a_vector_result_past_ub_is_refused(rows, cols, inplace, hint):
+    with pytest.raises(PtoSimError) as err:
+        _relayout_kernel(rows, cols, inplace)
+    assert err.value.code == "ub-overflow" and "changes its last axis" in str(err.value)
+    assert f"{rows * cols * 2} B view" in str(err.value) and hint in str(err.value)
