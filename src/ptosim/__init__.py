@@ -13,60 +13,76 @@ platform profile (``use_platform``), validates every runtime and pass option and
 tile op for the cost model. It never imports pattern-gen.
 """
 
-from . import experimental, frontend
-from .cast import CastMode, SaturationMode
-from .config import get_pass_options, options, set_options, set_pass_options, set_semantic_label
-from .control import loop, loop_unroll, unroll_schedule
-from .cube import matmul, scaled_mm
-from .dtypes import DataType, bytes_of
-from .errors import (
-    CapacityError,
-    DTypeError,
-    OptionError,
-    PlatformError,
-    PtoSimError,
-    PtoSimWarning,
-    ShapeError,
-    SymbolicError,
-    TileShapeError,
-)
-from .machine import use_platform
-from .movement import assemble, reshape, view
-from .ops import abs, add, amax, cast, div, exp, full, mul, rsqrt, sqrt, sub, sum, zeros
-from .options import RunMode
-from .platform import Profile, available_platforms, load_platform
-from .symbolic import SymbolicScalar
-from .tensor import DYNAMIC, STATIC, CachePolicy, Tensor
-from .tiles import get_cube_tile_shapes, get_vec_tile_shapes, set_cube_tile_shapes, set_vec_tile_shapes
+from __future__ import annotations
 
-DT_INT8 = DataType.DT_INT8
-DT_INT16 = DataType.DT_INT16
-DT_INT32 = DataType.DT_INT32
-DT_INT64 = DataType.DT_INT64
-DT_UINT8 = DataType.DT_UINT8
-DT_FP16 = DataType.DT_FP16
-DT_FP32 = DataType.DT_FP32
-DT_BF16 = DataType.DT_BF16
-DT_BOOL = DataType.DT_BOOL
-DT_FP8E4M3 = DataType.DT_FP8E4M3
-DT_FP8E5M2 = DataType.DT_FP8E5M2
-DT_FP8E8M0 = DataType.DT_FP8E8M0
-
-tensor = Tensor  # PyPTO spells the named-buffer constructor both ways
+import importlib
+import sys
+import types
+from typing import Any
 
 __version__ = "0.1.0"
 
-#: submodules loaded on first use: the cost model and the test helpers are not needed to run a
-#: kernel (``import ptosim.cost`` or ``ptosim.cost`` both work)
-_LAZY = ("cost", "testing")
+#: where each public name lives. Loaded on first use (PEP 562), so a tool that needs only the
+#: platform profiles (``ptosim.platform``) does not pay for NumPy kernels, options and the cost model.
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "cast": ("CastMode", "SaturationMode"),
+    "config": ("get_pass_options", "options", "set_options", "set_pass_options", "set_semantic_label"),
+    "control": ("loop", "loop_unroll", "unroll_schedule"),
+    "cube": ("matmul", "scaled_mm"),
+    "dtypes": ("DataType", "bytes_of"),
+    "errors": (
+        "CapacityError", "DTypeError", "OptionError", "PlatformError", "PtoSimError", "PtoSimWarning",
+        "ShapeError", "SymbolicError", "TileShapeError",
+    ),
+    "machine": ("use_platform",),
+    "movement": ("assemble", "reshape", "view"),
+    "ops": ("abs", "add", "amax", "cast", "div", "exp", "full", "mul", "rsqrt", "sqrt", "sub", "sum", "zeros"),
+    "options": ("RunMode",),
+    "platform": ("Profile", "available_platforms", "load_platform"),
+    "symbolic": ("SymbolicScalar",),
+    "tensor": ("DYNAMIC", "STATIC", "CachePolicy", "Tensor"),
+    "tiles": ("get_cube_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "set_vec_tile_shapes"),
+}
+_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
+#: submodules that are part of the API (``pypto.frontend.jit``, ``ptosim.cost``)
+_MODULES = ("frontend", "experimental", "cost", "testing")
+_DTYPES = (
+    "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_FP16", "DT_FP32", "DT_BF16", "DT_BOOL",
+    "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",
+)
 
 
-def __getattr__(name: str):  # PEP 562
-    if name in _LAZY:
-        import importlib
+def __getattr__(name: str) -> Any:  # PEP 562
+    if name in _MODULES:
+        value: Any = importlib.import_module(f".{name}", __name__)
+    elif name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    elif name in _DTYPES:
+        value = getattr(importlib.import_module(".dtypes", __name__).DataType, name)
+    elif name == "tensor":  # PyPTO spells the named-buffer constructor both ways
+        value = __getattr__("Tensor")
+    else:
+        raise AttributeError(f"module 'ptosim' has no attribute {name!r}")
+    globals()[name] = value  # resolved once
+    return value
 
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'ptosim' has no attribute {name!r}")
+
+class _Package(types.ModuleType):
+    """Three API names are also submodule names (``cast``, ``options``, ``tensor``); importing the
+    submodule must not replace the function or class that PyPTO's API gives that name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("cast", "options", "tensor") and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "frontend", "experimental", "testing", "cost",

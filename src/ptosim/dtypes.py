@@ -81,15 +81,15 @@ class DataType(enum.Enum):
 
     @property
     def nbytes(self) -> int:
-        return self._i.nbytes
+        return self._nbytes
 
     @property
     def is_float(self) -> bool:
-        return self._i.kind == "float"
+        return self._kind == "float"
 
     @property
     def is_int(self) -> bool:
-        return self._i.kind in ("int", "uint")
+        return self._kind in ("int", "uint")
 
     # Members are singletons: identity hashing is exact and, unlike Enum's name hash, runs in C
     # (dtypes key the profile's tables, looked up on every op).
@@ -105,8 +105,15 @@ _SHORT = {
     DataType.DT_UINT8: "UINT8", DataType.DT_FP16: "FP16", DataType.DT_FP32: "FP32", DataType.DT_BF16: "BF16",
     DataType.DT_FP8E5M2: "FP8E5M2", DataType.DT_FP8E4M3: "FP8E4M3", DataType.DT_FP8E8M0: "FP8E8M0", DataType.DT_BOOL: "BOOL",
 }
+#: sizes and kinds: also known without the storage table (the resolver sizes tiles with them)
+_LAYOUT = {
+    "INT8": (1, "int"), "INT16": (2, "int"), "INT32": (4, "int"), "INT64": (8, "int"), "UINT8": (1, "uint"),
+    "FP16": (2, "float"), "FP32": (4, "float"), "BF16": (2, "float"), "FP8E5M2": (1, "float"),
+    "FP8E4M3": (1, "float"), "FP8E8M0": (1, "float"), "BOOL": (1, "bool"),
+}
 for _m, _s in _SHORT.items():
     _m._short = _s
+    _m._nbytes, _m._kind = _LAYOUT[_s]
 
 _INFO: dict[DataType, DTypeInfo] = {}
 _BY_NP: dict[np.dtype, DataType] = {}
@@ -134,6 +141,7 @@ def _load_table() -> None:
         DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), 1, "bool"),
     })
     for m, info in _INFO.items():
+        assert (info.nbytes, info.kind) == (m._nbytes, m._kind), m  # the two tables agree
         m._i = info  # direct attribute: the properties above are read on every op
     _BY_NP.update({info.np_dtype: m for m, info in _INFO.items()})
 

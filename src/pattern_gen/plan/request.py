@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ptosim.machine import DEFAULT_PLATFORM
+from ptosim.platform import DEFAULT_PLATFORM
 
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue

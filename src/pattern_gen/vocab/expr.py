@@ -8,6 +8,7 @@ division (a Fraction), ``//`` floor division. ``evaluate`` needs every name boun
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from dataclasses import dataclass
@@ -145,7 +146,13 @@ def parse(text: str | int | float) -> Expr:
         raise ExprError(f"a bool is not an expression: {text!r}")
     if isinstance(text, (int, float)):
         return Num(text)
-    parser = _Parser(str(text))
+    return _parse_text(str(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_text(text: str) -> Expr:
+    """Trees are immutable, and the catalogue checks parse the same few hundred strings ~10^5 times."""
+    parser = _Parser(text)
     node = parser.expr()
     if parser.peek() is not None:
         raise ExprError(f"unexpected {parser.peek()[1]!r} in {text!r}")  # type: ignore[index]

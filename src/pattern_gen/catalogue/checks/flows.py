@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ptosim.machine import DEFAULT_PLATFORM
+from ptosim.platform import DEFAULT_PLATFORM
 
 from ...cards import model as m
 from ...flow import (
