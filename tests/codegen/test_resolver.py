@@ -115,7 +115,7 @@ def test_sk04_int8_io(resolve_req, small):
 def test_sk05_default_plan(resolve_req):
     plan = resolve_req("SK-05", "AT-10")
     assert plan.dims == {"H": 2048, "NQ": 16, "NKV": 8, "D": 128}
-    assert set(_io(plan.inputs)) == {"x", "residual", "gamma", "weight", "q_gamma", "k_gamma"}
+    assert set(_io(plan.inputs)) == {"x", "residual", "gamma", "weight", "q_gamma", "k_gamma", "cos", "sin"}
     assert _io(plan.outputs) == {
         "q": (["T", "NQ", "D"], "BF16", "output"),
         "k": (["T", "NKV", "D"], "BF16", "output"),

@@ -19,6 +19,7 @@ _ATOMS = Path(__file__).resolve().parent / "golden" / "atoms.py"
 #: shipped atom -> the function of ``golden/atoms.py`` the compositions call for it
 ATOM_REFERENCES: dict[str, str] = {
     "AT-03": "rmsnorm",
+    "AT-04": "rope",
     "AT-05": "quant_int8",
     "AT-06": "dequant",
     "AT-09": "linear",

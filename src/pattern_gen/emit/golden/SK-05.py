@@ -1,7 +1,8 @@
 """SK-05 Fused Pre-Attn, phase 1 (Qwen3): the hand-written composition of the golden.
 
 x_add = x + residual (FP32; residual_out is its BF16 rounding) -> norm_linear (QKV) -> split ->
-per-head RMSNorm of q (q_gamma) and k (k_gamma); v passes through.
+per-head RMSNorm of q (q_gamma) and k (k_gamma) -> RoPE (AT-04 variant A, rotary_dim = D) on q
+and k; v passes through.
 """
 
 from functools import lru_cache  # noqa: F401
@@ -50,7 +51,8 @@ def make_inputs(T: int, seed: int = 0) -> dict:
     rng = np.random.default_rng([seed, 1, T])
     x = activations(rng, T, DIMS["H"])
     residual = activations(rng, T, DIMS["H"])
-    return {"x": x, "residual": residual, **_weights(seed)}
+    cos, sin = rope_angles(rng, T, DIMS["D"])
+    return {"x": x, "residual": residual, "cos": cos, "sin": sin, **_weights(seed)}
 
 
 def golden(inputs: Mapping[str, np.ndarray]) -> dict:
@@ -67,7 +69,7 @@ def golden(inputs: Mapping[str, np.ndarray]) -> dict:
     k_gamma = inputs.get("k_gamma") if _stage("k_norm", "has_gamma", True) else None
     q, _ = rmsnorm(qkv[:, :nq].reshape(T * d["NQ"], D), q_gamma, eps=_stage("q_norm", "eps", 1e-6), mode=_stage("q_norm", "rsqrt_mode", "rsqrt"))
     k, _ = rmsnorm(qkv[:, nq:nq + nkv].reshape(T * d["NKV"], D), k_gamma, eps=_stage("k_norm", "eps", 1e-6), mode=_stage("k_norm", "rsqrt_mode", "rsqrt"))
-    out["q"] = store(q, "BF16").reshape(T, d["NQ"], D)
-    out["k"] = store(k, "BF16").reshape(T, d["NKV"], D)
+    out["q"] = store(rope(q.reshape(T, d["NQ"], D), inputs["cos"], inputs["sin"]), "BF16")
+    out["k"] = store(rope(k.reshape(T, d["NKV"], D), inputs["cos"], inputs["sin"]), "BF16")
     out["v"] = store(f32(qkv[:, nq + nkv:]), "BF16").reshape(T, d["NKV"], D)
     return out

@@ -24,6 +24,33 @@ def store(a, dtype):
     return np.asarray(a, np.float32).astype(STORAGE[dtype])
 
 
+# AT-04 RoPE ----------------------------------------------------------------------------------------
+
+
+def rope(x, cos, sin, *, partial=False):
+    """AT-04 variant A on [M, N, D] heads with [M, R] cos/sin (R = D unless ``partial``): the last R
+    dims split into halves l, r; o1 = l*cos[:R/2] - r*sin[:R/2], o2 = r*cos[R/2:] + l*sin[R/2:],
+    each product and the sub/add rounded to FP32; the first D - R dims pass through. FP32 out."""
+    xf = f32(x)
+    d, r = xf.shape[-1], cos.shape[-1]
+    assert partial or r == d, "without partial_rotate, cos/sin cover the whole head"
+    h = r // 2
+    c = f32(cos)[:, None, :]  # one angle per token, the same for every head
+    s = f32(sin)[:, None, :]
+    lo, hi = xf[..., d - r:d - h], xf[..., d - h:]
+    o1 = (lo * c[..., :h]).astype(np.float32) - (hi * s[..., :h]).astype(np.float32)
+    o2 = (hi * c[..., h:]).astype(np.float32) + (lo * s[..., h:]).astype(np.float32)
+    return np.concatenate([xf[..., :d - r], o1.astype(np.float32), o2.astype(np.float32)], axis=-1)
+
+
+def rope_angles(rng, T, r):
+    """[T, r] BF16 cos and sin of random angles, a different one for every element — so a half
+    applied to the wrong side, or cos and sin swapped, changes the result (real RoPE tables repeat
+    their first half, which would hide the first mistake)."""
+    theta = rng.uniform(-np.pi, np.pi, (T, r))
+    return store(np.cos(theta), "BF16"), store(np.sin(theta), "BF16")
+
+
 # AT-03 RMSNorm -------------------------------------------------------------------------------------
 
 
