@@ -272,3 +272,73 @@ def test_one_bad_row_hides_under_the_global_ratio_but_not_the_row_check(folders,
     assert compare_rows(got, ref, atol, rtol, ratio) == [T - 1]
     with pytest.raises(AssertionError, match="per-row check"):
         module.test_matches_golden(T)
+
+
+# --- RoPE (AT-04, in SK-05): the golden's per-element random angles must expose each of these ------------
+
+
+def rope_halves_swapped(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    """The rotated halves land in each other's place in the hand-off buffer."""
+    fault = Fault()
+    original = ptosim.assemble
+    label = _current_label(monkeypatch)
+
+    def assemble(input, offsets, out=None, parallel=False):
+        if "rope" in label[0] and out is not None and out.kind != "gm" and len(offsets) == 3:
+            half = out.dims[-1] // 2
+            last = concrete(offsets[-1])
+            if last in (0, half):
+                fault.fired += 1
+                offsets = [offsets[0], offsets[1], half - last]
+        return original(input, offsets, out, parallel)
+
+    monkeypatch.setattr(ptosim, "assemble", assemble)
+    return fault
+
+
+def rope_angle_negated(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    """o1 = l·cos + r·sin: the rotation runs the wrong way (sin of −θ)."""
+    fault = Fault()
+    original_sub, original_add = ptosim.sub, ptosim.add
+    label = _current_label(monkeypatch)
+
+    def sub(input, other):
+        if "rope" in label[0]:
+            fault.fired += 1
+            return original_add(input, other)
+        return original_sub(input, other)
+
+    monkeypatch.setattr(ptosim, "sub", sub)
+    return fault
+
+
+def rope_first_half_angles_for_both(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    """cos/sin's first half used for both output halves: right for Hugging Face's duplicated tables,
+    wrong for the card's element-wise cos/sin — only angles that differ per element can show it."""
+    fault = Fault()
+    original = ptosim.view
+    label = _current_label(monkeypatch)
+
+    def view(input, shape, offsets, **kwargs):
+        if "rope" in label[0] and input.dim == 2 and concrete(offsets[-1]) > 0:
+            fault.fired += 1
+            offsets = [offsets[0], 0]
+        return original(input, shape, offsets, **kwargs)
+
+    monkeypatch.setattr(ptosim, "view", view)
+    return fault
+
+
+ROPE_FAULTS: dict[str, Callable[[pytest.MonkeyPatch], Fault]] = {
+    "rope-halves-swapped": rope_halves_swapped,
+    "rope-angle-negated": rope_angle_negated,
+    "rope-first-half-angles-for-both": rope_first_half_angles_for_both,
+}
+
+
+@pytest.mark.parametrize("fault_name", list(ROPE_FAULTS))
+def test_rope_fault_makes_the_generated_test_fail(folders, monkeypatch, fault_name):
+    fault = ROPE_FAULTS[fault_name](monkeypatch)
+    failed = failing_T(folders["sk05"])
+    assert fault.fired, f"the {fault_name} fault never reached the sk05 kernel"
+    assert failed, f"sk05: the generated golden test passes with {fault_name} injected"
