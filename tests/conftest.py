@@ -17,6 +17,9 @@ from click.testing import CliRunner
 # The CLI's consoles take their width when imported; pytest (xdist workers) may set COLUMNS=80,
 # which would fold long paths in tables. Tests read whole lines.
 os.environ["COLUMNS"] = "250"
+# validate's record of clean catalogues (cli/validate_cache.py) would let a test that patches a
+# check pass on a catalogue validated before: off for the suite (test_validate_cache.py turns it on).
+os.environ["PATTERN_GEN_NO_CACHE"] = "1"
 
 from pattern_gen.cli import main  # noqa: E402
 

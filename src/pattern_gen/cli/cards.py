@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..cards.loader import card_adapter
-from ..catalogue.catalogue import load_catalogue
+from ..catalogue.catalogue import Catalogue, load_catalogue
 from ..docs.describe import card_detail, card_summary, expansion_code, pseudo_code, skeleton_expansion
 from ..flow import FlowError, Unavailable
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
@@ -26,6 +26,7 @@ from .common import (
     manifest_path,
     out,
 )
+from .validate_cache import record_validated, validated_before, validation_key
 
 __all__ = ["list_cmd", "show_cmd", "validate_cmd", "schema_cmd"]
 
@@ -179,8 +180,12 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     from ..output.generate import plan_manifest, refusal_failures
     from ..plan.manifest import load_manifest
 
-    problems = check_catalogue(cat)
     manifest = manifest_path(ctx, None) if not paths or whole else None
+    key = validation_key(cat.dirs, files, manifest)
+    if validated_before(key):  # the same cards, manifest and code validated clean before
+        _print_ok(cat)
+        return
+    problems = check_catalogue(cat)
     if not problems and manifest is not None and manifest.is_file():  # valid cards: do the instances still resolve?
         try:
             loaded = load_manifest(manifest)
@@ -190,6 +195,11 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
             problems += exc.problems
     if problems:
         raise PatternGenError(problems)
+    record_validated(key)
+    _print_ok(cat)
+
+
+def _print_ok(cat: Catalogue) -> None:
     n_atoms, n_sk = len(cat.atoms()), len(cat.skeletons())
     platforms = ", ".join(sorted(cat.platforms))  # file names: literal text too
     out.print(Text.assemble(("ok", "green"), f": {n_atoms} atoms, {n_sk} skeletons, {len(cat.constraints)} constraints, platforms {platforms}"))
