@@ -31,7 +31,7 @@ from pattern_gen.vocab.resources import repo_root
 
 SMALL = {
     "SK-03": {"K": 256, "N": 128},
-    "SK-04": {"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64},
+    "SK-04": {"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64, "R": 32},
     "SK-05": {"H": 256, "NQ": 4, "NKV": 2, "D": 64},
 }
 

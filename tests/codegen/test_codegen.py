@@ -368,7 +368,7 @@ def test_new_into_a_file_is_bad_input(cli, tmp_path, monkeypatch, args):
 
 def test_new_run_passes(cli, tmp_path, monkeypatch, stub_estimate):
     monkeypatch.chdir(tmp_path)
-    run = cli("new", "--skeleton", "SK-04", "--atoms", "AT-10", *[f"--dim={k}={v}" for k, v in {"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64}.items()], "--run")
+    run = cli("new", "--skeleton", "SK-04", "--atoms", "AT-10", *[f"--dim={k}={v}" for k, v in {"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64, "R": 32}.items()], "--run")
     run.assert_ok()
     assert "FAIL" not in run.stdout
     for T in (9, 3, 1):

@@ -329,16 +329,35 @@ def rope_first_half_angles_for_both(monkeypatch: pytest.MonkeyPatch) -> Fault:
     return fault
 
 
-ROPE_FAULTS: dict[str, Callable[[pytest.MonkeyPatch], Fault]] = {
-    "rope-halves-swapped": rope_halves_swapped,
-    "rope-angle-negated": rope_angle_negated,
-    "rope-first-half-angles-for-both": rope_first_half_angles_for_both,
+def rope_pairs_swapped(monkeypatch: pytest.MonkeyPatch) -> Fault:
+    """Variant B: out[2i] and out[2i+1] trade places in the pairs buffer."""
+    fault = Fault()
+    original = ptosim.assemble
+    label = _current_label(monkeypatch)
+
+    def assemble(input, offsets, out=None, parallel=False):
+        if "rope" in label[0] and out is not None and len(offsets) == 4 and out.dims[-1] == 2:
+            fault.fired += 1
+            offsets = [*offsets[:3], 1 - concrete(offsets[3])]
+        return original(input, offsets, out, parallel)
+
+    monkeypatch.setattr(ptosim, "assemble", assemble)
+    return fault
+
+
+#: fault -> the instances whose RoPE it can reach (SK-05: variant A over the head; SK-04: variant B
+#: on the last R dims)
+ROPE_FAULTS: dict[str, tuple[Callable[[pytest.MonkeyPatch], Fault], tuple[str, ...]]] = {
+    "rope-halves-swapped": (rope_halves_swapped, ("sk05",)),
+    "rope-pairs-swapped": (rope_pairs_swapped, ("sk04",)),
+    "rope-angle-negated": (rope_angle_negated, ("sk04", "sk05")),
+    "rope-first-half-angles-for-both": (rope_first_half_angles_for_both, ("sk05",)),
 }
 
 
-@pytest.mark.parametrize("fault_name", list(ROPE_FAULTS))
-def test_rope_fault_makes_the_generated_test_fail(folders, monkeypatch, fault_name):
-    fault = ROPE_FAULTS[fault_name](monkeypatch)
-    failed = failing_T(folders["sk05"])
-    assert fault.fired, f"the {fault_name} fault never reached the sk05 kernel"
-    assert failed, f"sk05: the generated golden test passes with {fault_name} injected"
+@pytest.mark.parametrize(("fault_name", "key"), [(f, k) for f, (_, keys) in ROPE_FAULTS.items() for k in keys])
+def test_rope_fault_makes_the_generated_test_fail(folders, monkeypatch, fault_name, key):
+    fault = ROPE_FAULTS[fault_name][0](monkeypatch)
+    failed = failing_T(folders[key])
+    assert fault.fired, f"the {fault_name} fault never reached the {key} kernel"
+    assert failed, f"{key}: the generated golden test passes with {fault_name} injected"

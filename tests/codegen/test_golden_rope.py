@@ -21,6 +21,29 @@ def _atoms():
 ATOMS = _atoms()
 
 
+def _pairs64(x, cos, sin, r):
+    """DeepSeek's interleaved form in float64: rotate_half over pairs, r[2i] = -x[2i+1],
+    r[2i+1] = x[2i]; out = x*cos + r*sin on the last r dims."""
+    x = x.astype(np.float64)
+    c, s = cos.astype(np.float64)[:, None, :], sin.astype(np.float64)[:, None, :]
+    d = x.shape[-1]
+    part = x[..., d - r:]
+    rot = np.empty_like(part)
+    rot[..., 0::2], rot[..., 1::2] = -part[..., 1::2], part[..., 0::2]
+    return np.concatenate([x[..., : d - r], part * c + rot * s], axis=-1)
+
+
+@pytest.mark.parametrize(("d", "r"), [(64, 64), (512, 64), (128, 32)])
+def test_interleaved_rope_is_deepseeks_rotate_half_of_pairs(d, r):
+    rng = np.random.default_rng(7 * d + r)
+    x = rng.standard_normal((4, 2, d)).astype(np.float32)
+    cos, sin = ATOMS.rope_angles(rng, 4, r)
+    got = ATOMS.rope(x, cos, sin, partial=r < d, interleaved=True)
+    want = _pairs64(x, cos.astype(np.float32), sin.astype(np.float32), r)
+    np.testing.assert_allclose(got, want, rtol=0, atol=4 * np.finfo(np.float32).eps * np.abs(x).max())
+    assert not np.allclose(got, ATOMS.rope(x, cos, sin, partial=r < d))  # the two variants differ
+
+
 def _rotated64(x, cos, sin, r):
     """Each pair (x[i], x[i + r/2]) of the last r dims rotated by its own angles, in float64."""
     x = x.astype(np.float64)

@@ -20,7 +20,7 @@ from pattern_gen.vocab.errors import PatternGenError
 # Small dims per skeleton (valid multiples), so no tile ever fails to fit.
 _DIM_CHOICES = {
     "SK-03": {"K": [64, 128, 256, 512, 4096], "N": [16, 48, 128, 1536]},
-    "SK-04": {"H": [64, 256, 4096], "Q": [64, 128, 1024], "NH": [1, 3, 4, 64], "D": [16, 64, 512], "DKV": [16, 64, 512]},
+    "SK-04": {"H": [64, 256, 4096], "Q": [64, 128, 1024], "NH": [1, 3, 4, 64], "D": [128, 512], "DKV": [128, 512], "R": [16, 64]},
     "SK-05": {"H": [64, 256, 2048], "NQ": [1, 4, 16], "NKV": [1, 2, 8], "D": [16, 64, 128]},
 }
 _EPS = [1e-6, 1e-5, 1e-3, 3.5e-4, 0.25, 2.0]

@@ -72,6 +72,8 @@ def test_sk04_default_plan(resolve_req):
         "wq_b": (["Q", "NH*D"], "BF16", "weight"),
         "wkv": (["H", "DKV"], "BF16", "weight"),
         "gamma_ckv": (["DKV"], "BF16", "weight"),
+        "cos": (["T", "R"], "BF16", "activation"),
+        "sin": (["T", "R"], "BF16", "activation"),
     }
     assert _io(plan.outputs) == {
         "qr": (["T", "Q"], "BF16", "output"),
@@ -99,7 +101,8 @@ def test_sk04_default_plan(resolve_req):
     # NONE_CACHEABLE on the three matmul weights, never on the gammas
     assert plan.cache_policy == {"wq_a": "NONE_CACHEABLE", "wq_b": "NONE_CACHEABLE", "wkv": "NONE_CACHEABLE"}
     assert plan.option_levels["cube_l1_reuse_setting"].startswith("must")
-    assert any("RoPE" in item for item in plan.left_out)
+    assert not any("AT-04" in item for item in plan.left_out), "RoPE is built (variant B on the last R dims)"
+    assert any("kr output" in item for item in plan.left_out)
 
 
 def test_sk04_int8_io(resolve_req, small):
@@ -241,7 +244,7 @@ def test_vec_tile_rows_halved_when_they_do_not_fit(resolve_req):
 def test_elementwise_stage_may_split_its_last_axis(resolve_req, instance_factory):
     """The MLA-prolog-quant dequant epilogue over NH*D = 32768 columns has no reduction: once its rows
     are 1 the fitter halves the last axis (instead of refusing the DeepSeek-V4 shape)."""
-    dims = {"H": 256, "Q": 128, "NH": 64, "D": 512, "DKV": 64}
+    dims = {"H": 256, "Q": 128, "NH": 64, "D": 512, "DKV": 64, "R": 32}
     plan = resolve_req("SK-04", "AT-10", params={"quant_mode": "int8_w8a8"}, dims=dims)
     epilogue = _stage(plan, "q_norm_proj.linear.epilogue")
     assert epilogue.vec_tile[0] == 1 and epilogue.vec_tile[-1] < 32768 and epilogue.vec_tile[-1] % 8 == 0

@@ -25,7 +25,7 @@ def _jit_function(source: str) -> str:
     [
         ("SK-03", "AT-10", SK03),
         ("SK-03", "AT-10", {**SK03, "params": {"quant_mode": "int8_w8a8"}}),
-        ("SK-04", "AT-10", {"dims": {"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64}}),
+        ("SK-04", "AT-10", {"dims": {"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64, "R": 32}}),
         ("SK-05", "AT-11", {"dims": {"H": 256, "NQ": 4, "NKV": 2, "D": 64}}),
     ],
 )

@@ -75,13 +75,14 @@ class OpTyper:
         self.exp.types[name] = ttype
         return name
 
-    def shape(self, frame: Frame, values: Sequence[Any], path: Path = ()) -> tuple[Expr, ...]:
+    def shape(self, frame: Frame, values: Sequence[Any], path: Path = (), *, extent: int = 0) -> tuple[Expr, ...]:
+        """``extent=1`` for the shape of a tensor an op makes (at least 1 wide), 0 for offsets."""
         out = tuple(simplify(substitute(parse(v), frame.dims)) for v in values)
         for i, expr in enumerate(out):
-            self.check_extent(frame, expr, path + (i,))
+            self.check_extent(frame, expr, path + (i,), extent)
         return out
 
-    def check_extent(self, frame: Frame, expr: Expr, path: Path) -> None:
+    def check_extent(self, frame: Frame, expr: Expr, path: Path, least: int = 0) -> None:
         """With the dims known, a shape entry must be a finite whole number: a division by zero,
         ``1e999`` or ``K/3`` for a K not divisible by 3 is a card error at its line, not a
         traceback (or a NaN-sized tensor) later."""
@@ -93,8 +94,9 @@ class OpTyper:
             raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)}: {exc}") from None
         except (ZeroDivisionError, OverflowError, ValueError) as exc:
             raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)}: {exc}") from None
-        if not math.isfinite(value) or int(value) != value or value < 0:
-            raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)} = {value} at these dims; a shape entry is a whole number >= 0")
+        if not math.isfinite(value) or int(value) != value or value < least:
+            what = "the extent of a tensor is a whole number >= 1" if least else "a shape entry is a whole number >= 0"
+            raise self.fail(frame, path, "bad-expression", f"shape entry {render_expr(expr)} = {value} at these dims; {what}")
 
     def dtype(self, frame: Frame, value: Any, path: Path) -> str:
         if isinstance(value, m.ParamRef):
@@ -198,7 +200,7 @@ class OpTyper:
         dtype = self.dtype(frame, op.dtype, path + ("dtype",))
         self.check_op_dtype(frame, path, "full", dtype)
         value, _ = self.operand(frame, op.value if isinstance(op.value, m.ParamRef) else m.Scalar(scalar=op.value), path)
-        out_t = TType(dtype, self.shape(frame, op.shape, path + ("shape",)))
+        out_t = TType(dtype, self.shape(frame, op.shape, path + ("shape",), extent=1))
         name = self.define(frame, op.out, out_t, path)
         return self._cop(frame, "full", name, [value], {"shape": list(out_t.shape), "dtype": dtype}, out_t, [], path)
 
@@ -253,7 +255,7 @@ class OpTyper:
 
     def op_view(self, frame: Frame, op: m.ViewOp, path: Path) -> COp:
         src_name, src = self.var(frame, op.in_, path + ("in",))
-        shape = self.shape(frame, op.shape, path + ("shape",))
+        shape = self.shape(frame, op.shape, path + ("shape",), extent=1)
         offsets = self.shape(frame, op.offsets, path + ("offsets",))
         if len(shape) != src.rank or len(offsets) != src.rank:
             raise self.fail(frame, path, "rank-mismatch", f"view of rank-{src.rank} {op.in_!r} needs rank-{src.rank} shape and offsets (C-DATA-02)")
@@ -276,7 +278,7 @@ class OpTyper:
 
     def op_reshape(self, frame: Frame, op: m.ReshapeOp, path: Path) -> COp:
         src_name, src = self.var(frame, op.in_, path + ("in",))
-        shape = self.shape(frame, op.shape, path + ("shape",))
+        shape = self.shape(frame, op.shape, path + ("shape",), extent=1)
         if self.dim_values is not None:
             try:
                 before = math.prod(evaluate(s, self.dim_values) for s in src.shape)
@@ -290,8 +292,12 @@ class OpTyper:
         return self._cop(frame, "reshape", name, [Var(src_name)], {"shape": list(shape), "inplace": op.inplace}, out_t, [src], path)
 
     def op_buffer(self, frame: Frame, op: m.BufferOp, path: Path) -> COp:
-        self.check_dtype(op.dtype)
-        out_t = TType(op.dtype, self.shape(frame, op.shape, path + ("shape",)))
+        dtype = self.dtype(frame, op.dtype, path + ("dtype",))
+        self.check_dtype(dtype)
+        out_t = TType(dtype, self.shape(frame, op.shape, path + ("shape",), extent=1))
         name = self.define(frame, op.out, out_t, path)
-        return self._cop(frame, "buffer", name, [], {"shape": list(out_t.shape), "dtype": op.dtype, "name": op.name}, out_t, [], path)
+        # an atom's buffer is named per use (``q_rope_pairs``): two uses of the atom in one kernel
+        # must not share one named buffer
+        label = f"{frame.prefix}_{op.name}" if frame.prefix else op.name
+        return self._cop(frame, "buffer", name, [], {"shape": list(out_t.shape), "dtype": dtype, "name": label}, out_t, [], path)
 

@@ -145,7 +145,7 @@ class BufferOp(_Op):
     op: Literal["buffer"]
     name: str
     shape: Shape
-    dtype: DType
+    dtype: DTypeValue
     out: Name
 
 

@@ -46,7 +46,9 @@ def _weights(seed):
 
 def make_inputs(T: int, seed: int = 0) -> dict:
     rng = np.random.default_rng([seed, 1, T])
-    return {"x": activations(rng, T, DIMS["H"]), **_weights(seed)}
+    x = activations(rng, T, DIMS["H"])
+    cos, sin = rope_angles(rng, T, DIMS["R"])
+    return {"x": x, "cos": cos, "sin": sin, **_weights(seed)}
 
 
 def golden(inputs: Mapping[str, np.ndarray]) -> dict:
@@ -62,9 +64,11 @@ def golden(inputs: Mapping[str, np.ndarray]) -> dict:
         out["qr_rstd"] = r["rstd"]
     q_rows = np.asarray(r["y"]).reshape(T * d["NH"], d["D"])
     q_normed, _ = rmsnorm(q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt"))
-    out["q"] = store(q_normed, "BF16").reshape(T, d["NH"], d["D"])
+    q_heads = q_normed.reshape(T, d["NH"], d["D"])
+    out["q"] = store(rope(q_heads, inputs["cos"], inputs["sin"], partial=True, interleaved=True), "BF16")
     kv_a, _, _ = linear(x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"))
     gamma_ckv = inputs.get("gamma_ckv") if _stage("kv_norm", "has_gamma", True) else None
     kv, _ = rmsnorm(kv_a, gamma_ckv, eps=_stage("kv_norm", "eps", 1e-6), mode=_stage("kv_norm", "rsqrt_mode", "rsqrt"))
-    out["kv"] = store(kv, "BF16")
+    kv_rot = rope(kv.reshape(T, 1, d["DKV"]), inputs["cos"], inputs["sin"], partial=True, interleaved=True)
+    out["kv"] = store(kv_rot, "BF16").reshape(T, d["DKV"])
     return out

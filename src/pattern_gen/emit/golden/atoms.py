@@ -27,20 +27,30 @@ def store(a, dtype):
 # AT-04 RoPE ----------------------------------------------------------------------------------------
 
 
-def rope(x, cos, sin, *, partial=False):
-    """AT-04 variant A on [M, N, D] heads with [M, R] cos/sin (R = D unless ``partial``): the last R
-    dims split into halves l, r; o1 = l*cos[:R/2] - r*sin[:R/2], o2 = r*cos[R/2:] + l*sin[R/2:],
-    each product and the sub/add rounded to FP32; the first D - R dims pass through. FP32 out."""
+def rope(x, cos, sin, *, partial=False, interleaved=False):
+    """AT-04 on [M, N, D] heads with [M, R] cos/sin (R = D unless ``partial``), one angle per token
+    for every head. Variant A (half-split): the last R dims as halves l, r; o1 = l*cos[:R/2] -
+    r*sin[:R/2], o2 = r*cos[R/2:] + l*sin[R/2:]. Variant B (``interleaved``): pairs e = x[2i],
+    o = x[2i+1]; out[2i] = e*cos[2i] - o*sin[2i], out[2i+1] = o*cos[2i+1] + e*sin[2i+1]. Each
+    product and the sub/add round to FP32; the first D - R dims pass through. FP32 out."""
     xf = f32(x)
     d, r = xf.shape[-1], cos.shape[-1]
     assert partial or r == d, "without partial_rotate, cos/sin cover the whole head"
-    h = r // 2
-    c = f32(cos)[:, None, :]  # one angle per token, the same for every head
+    c = f32(cos)[:, None, :]
     s = f32(sin)[:, None, :]
-    lo, hi = xf[..., d - r:d - h], xf[..., d - h:]
-    o1 = (lo * c[..., :h]).astype(np.float32) - (hi * s[..., :h]).astype(np.float32)
-    o2 = (hi * c[..., h:]).astype(np.float32) + (lo * s[..., h:]).astype(np.float32)
-    return np.concatenate([xf[..., :d - r], o1.astype(np.float32), o2.astype(np.float32)], axis=-1)
+    part = xf[..., d - r:]
+    if interleaved:
+        x1, x2, c1, c2, s1, s2 = part[..., 0::2], part[..., 1::2], c[..., 0::2], c[..., 1::2], s[..., 0::2], s[..., 1::2]
+    else:
+        h = r // 2
+        x1, x2, c1, c2, s1, s2 = part[..., :h], part[..., h:], c[..., :h], c[..., h:], s[..., :h], s[..., h:]
+    o1 = ((x1 * c1).astype(np.float32) - (x2 * s1).astype(np.float32)).astype(np.float32)
+    o2 = ((x2 * c2).astype(np.float32) + (x1 * s2).astype(np.float32)).astype(np.float32)
+    if interleaved:
+        rotated = np.stack([o1, o2], axis=-1).reshape(part.shape)
+    else:
+        rotated = np.concatenate([o1, o2], axis=-1)
+    return np.concatenate([xf[..., :d - r], rotated], axis=-1)
 
 
 def rope_angles(rng, T, r):
