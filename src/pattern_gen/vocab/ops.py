@@ -18,7 +18,6 @@ from pydantic import BaseModel, Discriminator, Field, Tag
 from .fields import (
     ALWAYS,
     CastModeName,
-    DType,
     DTypeValue,
     ExprValue,
     Name,
