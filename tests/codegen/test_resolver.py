@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from pattern_gen.output.instances import run_instance
+from pattern_gen.vocab.errors import PatternGenError
 
 
 def _stage(plan, label):
@@ -400,3 +401,13 @@ def test_manifest_refusals_hold(cat, request_of):
             resolve(cat, to_request(entry))
         codes = [p.code for p in info.value.problems]
         assert entry.expect in codes, (entry, codes)
+
+
+def test_a_rope_dim_as_wide_as_the_head_is_refused_with_the_dims(resolve_req):
+    """SK-04 rotates the last R dims and passes D − R through: R = D leaves a zero-wide tensor,
+    which is refused at the card line that makes it, naming the dims to change."""
+    with pytest.raises(PatternGenError) as err:
+        resolve_req("SK-04", "AT-10", dims={"H": 256, "Q": 128, "NH": 4, "D": 64, "DKV": 64})
+    (problem,) = err.value.problems
+    assert problem.code == "bad-expression" and problem.file.endswith("AT-04-rope.yaml") and problem.line
+    assert "D - R = 0" in problem.message and "D=64" in problem.message and "R=64" in problem.message and "--dim" in problem.message

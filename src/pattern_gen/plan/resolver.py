@@ -48,7 +48,11 @@ def _expand(cat: Catalogue, c: Coerced, env: dict[str, Any], values: dict[str, i
         what = f"{skeleton.id} + {atom.id}" + (f" with {changed}" if changed else "")
         raise PatternGenError(Problem("composition-refused", f"{what} cannot run on {platform}: {exc.reason}{hint}")) from None
     except FlowError as exc:
-        raise PatternGenError(Problem(exc.code, exc.message, **cat.where(exc.card, exc.path))) from None  # type: ignore[arg-type]
+        message = exc.message
+        if exc.code == "bad-expression" and values:  # a card expression is fine, these dims are not: say which
+            dims = ", ".join(f"{k}={values[k]}" for k in skeleton.dims if k in values)
+            message += f" (building {skeleton.id} + {atom.id} at {dims}; change --dim)"
+        raise PatternGenError(Problem(exc.code, message, **cat.where(exc.card, exc.path))) from None  # type: ignore[arg-type]
     except ExprError as exc:
         raise PatternGenError(Problem("bad-dim", f"{skeleton.id}: {exc}")) from None
 
