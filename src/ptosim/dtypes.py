@@ -36,12 +36,11 @@ def _f(np_type: type, short: str) -> DTypeInfo:
     import ml_dtypes  # ~1 s to import: loaded with the table, on the first numeric use
 
     dt = np.dtype(np_type)
-    return DTypeInfo(short, dt, dt.itemsize, "float", float(ml_dtypes.finfo(dt).max))
+    return DTypeInfo(short, dt, *_LAYOUT[short], float(ml_dtypes.finfo(dt).max))
 
 
 def _i(np_type: type, short: str) -> DTypeInfo:
-    dt = np.dtype(np_type)
-    return DTypeInfo(short, dt, dt.itemsize, "uint" if dt.kind == "u" else "int")
+    return DTypeInfo(short, np.dtype(np_type), *_LAYOUT[short])
 
 
 class DataType(enum.Enum):
@@ -138,10 +137,9 @@ def _load_table() -> None:
         DataType.DT_FP8E5M2: _f(ml_dtypes.float8_e5m2, "FP8E5M2"),
         DataType.DT_FP8E4M3: _f(ml_dtypes.float8_e4m3fn, "FP8E4M3"),
         DataType.DT_FP8E8M0: _f(ml_dtypes.float8_e8m0fnu, "FP8E8M0"),
-        DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), 1, "bool"),
+        DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), *_LAYOUT["BOOL"]),
     })
     for m, info in _INFO.items():
-        assert (info.nbytes, info.kind) == (m._nbytes, m._kind), m  # the two tables agree
         m._i = info  # direct attribute: the properties above are read on every op
     _BY_NP.update({info.np_dtype: m for m, info in _INFO.items()})
 

@@ -152,3 +152,14 @@ def test_unwritten_fill():
     assert unwritten_fill("INT8") == -128
     assert unwritten_fill(DataType.DT_UINT8) == 0
     assert unwritten_fill(DataType.DT_BOOL) is True
+
+
+def test_dtype_sizes_and_kinds_match_their_storage_types():
+    """The sizes the resolver uses without loading ml_dtypes are those of the NumPy storage types."""
+    from ptosim.dtypes import DataType
+
+    for member in DataType:
+        dt = member.np_dtype
+        assert member.nbytes == dt.itemsize, member
+        kind = {"f": "float", "V": "float", "i": "int", "u": "uint", "b": "bool"}[dt.kind]
+        assert member.is_float == (kind == "float") and member.is_int == (kind in ("int", "uint")), member
