@@ -37,7 +37,7 @@ __all__ = [
 #: The ops whose input dtypes a profile's ``op_dtypes`` rules (each checks them on every call).
 OP_DTYPE_OPS: tuple[str, ...] = ("add", "sub", "mul", "div", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "full")
 #: Every op ptosim records; ``cost.lowering`` may name any of them.
-OPS: tuple[str, ...] = (*OP_DTYPE_OPS, "zeros", "cast", "view", "assemble", "reshape", "matmul", "scaled_mm")
+OPS: tuple[str, ...] = (*OP_DTYPE_OPS, "zeros", "cast", "view", "assemble", "reshape", "scatter_update", "matmul", "scaled_mm")
 
 _DTYPE_NAMES = [m.short for m in DataType]
 

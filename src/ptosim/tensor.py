@@ -210,6 +210,13 @@ class Tensor(metaclass=_TensorMeta):
 
         return mul(self, -1.0)
 
+    def move(self, value: "Tensor") -> None:
+        """Take ``value``'s content (PyPTO's in-place update of a kernel argument, e.g. after a
+        ``scatter_update``)."""
+        from .scatter import move  # scatter imports this module
+
+        move(self, value)
+
     def __bool__(self) -> bool:
         raise ShapeError(f"tensor {self.name!r} used as a Python bool", op="bool")
 

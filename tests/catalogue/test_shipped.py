@@ -16,7 +16,7 @@ import yaml
 from pattern_gen.catalogue.catalogue import card_files, load_catalogue
 from pattern_gen.catalogue.checks import check_catalogue
 
-ATOMS = ["AT-03", "AT-04", "AT-05", "AT-06", "AT-09", "AT-10", "AT-11"]
+ATOMS = ["AT-03", "AT-04", "AT-05", "AT-06", "AT-09", "AT-10", "AT-11", "AT-16"]
 SKELETONS = ["SK-03", "SK-04", "SK-05"]
 ALL = ATOMS + SKELETONS
 
@@ -42,7 +42,7 @@ def test_shipped_catalogue_has_constraints_and_platforms():
 def test_cli_validate_ok(cli):
     run = cli("validate")
     assert run.exit_code == 0, run.stderr
-    assert "ok" in run.stdout and "7 atoms, 3 skeletons" in run.stdout
+    assert "ok" in run.stdout and "8 atoms, 3 skeletons" in run.stdout
     assert run.problems == []
 
 
@@ -62,7 +62,7 @@ def test_console_script_validate_exit_0(tmp_path):
     proc = subprocess.run([_console_script(), "validate"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "7 atoms, 3 skeletons" in proc.stdout
+    assert "8 atoms, 3 skeletons" in proc.stdout
 
 
 def test_console_script_bad_card_exit_2_without_traceback(catalogue_copy, tmp_path):

@@ -361,3 +361,74 @@ def test_rope_fault_makes_the_generated_test_fail(folders, monkeypatch, fault_na
     failed = failing_T(folders[key])
     assert fault.fired, f"the {fault_name} fault never reached the {key} kernel"
     assert failed, f"{key}: the generated golden test passes with {fault_name} injected"
+
+
+# --- paged cache scatter (AT-16, in SK-05): distinct random slots over a random cache expose these ------
+
+
+def _scatter_fault(monkeypatch: pytest.MonkeyPatch, change: Callable[[np.ndarray, int], np.ndarray]) -> Fault:
+    """Patch the slots a scatter_update writes to (the index tile is the kernel's own copy)."""
+    fault = Fault()
+    original = ptosim.scatter_update
+
+    def scatter_update(input, dim, index, src):
+        slots = index.data[:, 0]
+        changed = change(slots.copy(), input.dims[0])
+        if not np.array_equal(changed, slots):
+            fault.fired += 1
+            index.data[:, 0] = changed
+        return original(input, dim, index, src)
+
+    monkeypatch.setattr(ptosim, "scatter_update", scatter_update)
+    return fault
+
+
+def _next_slot(slots: np.ndarray, rows: int) -> np.ndarray:
+    """Every token one slot off (block·BS + offset + 1): the classic off-by-one."""
+    return np.where(slots >= 0, (slots + 1) % rows, slots)
+
+
+def _tokens_reversed(slots: np.ndarray, rows: int) -> np.ndarray:
+    """Token i's row written to token n−1−i's slot (the slots read in the wrong order)."""
+    real = slots >= 0
+    out = slots.copy()
+    out[real] = slots[real][::-1]
+    return out
+
+
+def _skip_wraps(slots: np.ndarray, rows: int) -> np.ndarray:
+    """-1 taken as a Python index: the padding token lands in the cache's last slot."""
+    return np.where(slots < 0, rows - 1, slots)
+
+
+SCATTER_FAULTS: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
+    "slot-off-by-one": _next_slot,
+    "tokens-reversed": _tokens_reversed,
+    "skip-wraps-to-the-last-slot": _skip_wraps,
+}
+
+
+@pytest.mark.parametrize("fault_name", list(SCATTER_FAULTS))
+def test_scatter_fault_makes_the_generated_test_fail(folders, monkeypatch, fault_name):
+    fault = _scatter_fault(monkeypatch, SCATTER_FAULTS[fault_name])
+    failed = failing_T(folders["sk05"])
+    assert fault.fired, f"the {fault_name} fault never reached the sk05 kernel"
+    assert failed, f"sk05: the generated golden test passes with {fault_name} injected"
+
+
+def test_the_host_refuses_slots_pypto_would_silently_drop(folders):
+    """A slot outside the cache, a -1 before a real slot, a repeated slot: ValueError with the fix."""
+    module = load_generated_test(folders["sk05"])
+    inputs = module.golden.make_inputs(4, seed=0)
+    rows = inputs["k_cache"].shape[0]
+    for slots, words in (
+        ([0, rows, 2, 3], f"outside k_cache's {rows} slots"),
+        ([0, -1, 2, -1], "comes before the real slot"),
+        ([5, 1, 5, -1], "slot 5 appears 2 times"),
+    ):
+        bad = {**inputs, "slot_mapping": np.array(slots, np.int32)}
+        with pytest.raises(ValueError, match=words):
+            module.kernel.run(bad)
+    before = inputs["k_cache"].copy()
+    module.kernel.run(inputs)
+    assert np.array_equal(inputs["k_cache"].view(np.int16), before.view(np.int16)), "the caller's cache was changed"

@@ -118,12 +118,13 @@ def test_sk04_int8_io(resolve_req, small):
 
 def test_sk05_default_plan(resolve_req):
     plan = resolve_req("SK-05", "AT-10")
-    assert plan.dims == {"H": 2048, "NQ": 16, "NKV": 8, "D": 128}
-    assert set(_io(plan.inputs)) == {"x", "residual", "gamma", "weight", "q_gamma", "k_gamma", "cos", "sin"}
+    assert plan.dims == {"H": 2048, "NQ": 16, "NKV": 8, "D": 128, "NB": 8, "BS": 128}
+    assert set(_io(plan.inputs)) == {"x", "residual", "gamma", "weight", "q_gamma", "k_gamma", "cos", "sin", "slot_mapping"}
+    assert next(t for t in plan.inputs if t.name == "slot_mapping").index_into == "k_cache"
     assert _io(plan.outputs) == {
         "q": (["T", "NQ", "D"], "BF16", "output"),
-        "k": (["T", "NKV", "D"], "BF16", "output"),
-        "v": (["T", "NKV", "D"], "BF16", "output"),
+        "k_cache": (["NB*BS", "NKV*D"], "BF16", "cache"),
+        "v_cache": (["NB*BS", "NKV*D"], "BF16", "cache"),
         "residual_out": (["T", "H"], "BF16", "output"),
     }
     labels = [s.label for s in plan.all_stages]

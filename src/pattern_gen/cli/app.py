@@ -11,7 +11,6 @@ import importlib
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 from .. import __version__
 from .paths import FsPath
@@ -51,11 +50,21 @@ class LazyGroup(click.Group):
         """The command list of ``--help`` from ``COMMANDS`` (no module is imported for it)."""
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max((len(n) for n in names), default=0)
-        rows = [(name, make_default_short_help(COMMANDS[name][1], limit) if name in COMMANDS else self.commands[name].get_short_help_str(limit))
+        rows = [(name, _short_help(COMMANDS[name][1], limit) if name in COMMANDS else self.commands[name].get_short_help_str(limit))
                 for name in names]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def _short_help(text: str, limit: int) -> str:
+    """The command list's one-liner: the help's first sentence, cut at a word to fit ``limit``
+    (click's own helper is deprecated from click 8.2 on)."""
+    first = text.split(". ")[0].rstrip(".")
+    if len(first) <= limit:
+        return first
+    cut = first[: max(limit - 3, 1)].rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + "..."
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -25,6 +25,7 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-09": "linear",
     "AT-10": "norm_linear",
     "AT-11": "norm_linear",
+    "AT-16": "cache_scatter",
 }
 
 

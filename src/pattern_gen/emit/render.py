@@ -187,7 +187,16 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "factor": loop["factor"],
         "loop_name": loop["name"],
         "submit": loop["submit_before_loop"],
-        "outputs": [{"name": t.name, "shape": _output_shape(t, "T"), "dtype": t.dtype} for t in plan.outputs],
+        "outputs": [
+            {"name": t.name, "shape": _output_shape(t, "T"), "dtype": t.dtype, "cache": t.role == "cache",
+             "np_dtype": dtype_from_name(t.dtype).np_dtype.name}
+            for t in plan.outputs
+        ],
+        "has_cache": any(t.role == "cache" for t in plan.outputs),
+        "index_checks": [
+            {"name": t.name, "into": t.index_into, "rows": render_expr(next(o for o in plan.outputs if o.name == t.index_into).shape[0])}
+            for t in plan.inputs if t.index_into
+        ],
     }
 
 

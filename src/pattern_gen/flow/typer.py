@@ -291,6 +291,22 @@ class OpTyper:
         name = self.define(frame, op.out, out_t, path)
         return self._cop(frame, "reshape", name, [Var(src_name)], {"shape": list(shape), "inplace": op.inplace}, out_t, [src], path)
 
+    def op_scatter(self, frame: Frame, op: m.ScatterUpdateOp, path: Path) -> COp:
+        """Rows [n, C] into a 2-D cache [S, C] at index [n, 1] (INT32/INT64), in the cache's dtype."""
+        src_name, src = self.var(frame, op.in_, path + ("in",))
+        idx_name, idx = self.var(frame, op.index, path + ("index",))
+        dst_name, dst = self.var(frame, op.into, path + ("into",))
+        if dst.rank != 2:
+            raise self.fail(frame, path + ("into",), "rank-mismatch", f"scatter_update writes a 2-D cache [slots, row]; {op.into!r} is {dst.shape_text()} (PyPTO 0.2.0 does not write a move through a reshape of a 4-D argument back)")
+        if idx.rank != 2 or dims_equal(idx.shape[1], Num(1), self.dim_values) is False or idx.dtype not in ("INT32", "INT64"):
+            raise self.fail(frame, path + ("index",), "shape-mismatch", f"the index {op.index!r} must be [n, 1] INT32 or INT64, got {idx.shape_text()} {idx.dtype}")
+        if src.rank != 2 or dims_equal(src.shape[0], idx.shape[0], self.dim_values) is False or dims_equal(src.shape[1], dst.shape[1], self.dim_values) is False:
+            raise self.fail(frame, path + ("in",), "shape-mismatch", f"scatter of {src.shape_text()} rows into {dst.shape_text()} at {idx.shape_text()}: one row of the cache's width per index")
+        if src.dtype != dst.dtype:
+            raise self.fail(frame, path, "dtype-illegal", f"scatter of {src.dtype} rows into the {dst.dtype} cache {op.into!r}; cast first")
+        self.exp.written.add(dst_name)
+        return self._cop(frame, "scatter_update", None, [Var(src_name), Var(idx_name), Var(dst_name)], {}, None, [src, idx, dst], path)
+
     def op_buffer(self, frame: Frame, op: m.BufferOp, path: Path) -> COp:
         dtype = self.dtype(frame, op.dtype, path + ("dtype",))
         self.check_dtype(dtype)

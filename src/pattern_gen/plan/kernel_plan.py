@@ -71,6 +71,8 @@ class TensorPlan:
     token_axis: int | None  #: index of the T axis, if any
     #: (atol, rtol, ratio) overrides from the card, with the card's reason
     tolerance: dict[str, Any] | None = None
+    #: an index input: the cache output whose rows it selects (the host checks its values)
+    index_into: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ class KernelPlan:
         """The ``instance.json`` content (without the content hash)."""
 
         def tensors(items: list[TensorPlan]) -> list[dict[str, Any]]:
-            return [asdict(t) for t in items]
+            return [{k: v for k, v in asdict(t).items() if not (k == "index_into" and v is None)} for t in items]
 
         return {
             "name": self.name,

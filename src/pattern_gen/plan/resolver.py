@@ -91,6 +91,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
         notes.append(f"input {n} is not used with these settings and is left out of the kernel")
     inputs = tensor_plans(skeleton.inputs, {k: v for k, v in exp.inputs.items() if k in read}, env, values, skeleton.token_axis)
     outputs = tensor_plans(skeleton.outputs, exp.outputs, env, values, skeleton.token_axis)
+    _check_capacity(inputs, outputs, example_t, c.unroll)
     for s in prologue + stages:
         notes += [f"{s.label}: {n}" for n in s.fit_notes]
     notes += options.notes
@@ -125,6 +126,20 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
         example_T=example_t,
         option_levels=options.levels,
     )
+
+
+def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> None:
+    """A cache an index input selects rows of must hold a slot for every token the golden test
+    writes (T up to 2 x unroll), or the instance could never pass its own test."""
+    for t in inputs:
+        cache = next((o for o in outputs if o.name == t.index_into), None) if t.index_into else None
+        if cache is not None and cache.default_shape[0] < tokens:
+            raise PatternGenError(Problem(
+                "bad-dim",
+                f"{cache.name} holds {cache.shape[0]} = {cache.default_shape[0]} slots, fewer than the {tokens} tokens "
+                f"its golden test writes (T up to 2 x unroll {unroll}); raise the dims of {cache.shape[0]} with --dim, "
+                "or pick a smaller --unroll",
+            ))
 
 
 def _has(profile: Profile, needs: str) -> bool:

@@ -106,7 +106,7 @@ def tensor_plans(decls: Mapping[str, m.TensorDecl], exp_types: Mapping[str, Any]
         axis = next((i for i, s in enumerate(symbolic) if s == token), None)
         rule = next((r for r in decl.tolerance if r.when.holds(env)), None)
         tol = None if rule is None else {k: getattr(rule, k) for k in ("atol", "rtol", "ratio", "why") if getattr(rule, k) is not None}
-        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis, tol))
+        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis, tol, decl.index_into))
     return out
 
 

@@ -121,4 +121,6 @@ DTypeList = Annotated[list[DType], Field(min_length=1)]
 DTypeValue = Union[DType, ParamRef]
 
 #: what a tensor is for (inputs default to ``activation``, outputs to ``output``)
-Role = Literal["activation", "weight", "scale", "bias", "output", "norm_out", "norm_scale"]
+#: ``cache``: an output the caller passes in with its content (a KV cache) and the kernel updates
+#: in place; ``index``: an input whose values select rows of a cache (``index_into``)
+Role = Literal["activation", "weight", "scale", "bias", "output", "norm_out", "norm_scale", "cache", "index"]

@@ -45,6 +45,7 @@ __all__ = [
     "AssembleOp",
     "ReshapeOp",
     "BufferOp",
+    "ScatterUpdateOp",
     "CallOp",
     "OP_MODELS",
     "OP_FAMILY",
@@ -148,6 +149,16 @@ class BufferOp(_Op):
     out: Name
 
 
+class ScatterUpdateOp(_Op):
+    """Row ``i`` of ``in`` written into row ``index[i, 0]`` of the 2-D ``into`` (a paged KV-cache
+    write), in place: ``into.move(scatter_update(into, -2, index, in))``."""
+
+    op: Literal["scatter_update"]
+    in_: Name = Field(alias="in")
+    index: Name
+    into: Name
+
+
 class CallOp(Strict):
     """Inline a single-stage atom into this stage: its ops, with locals prefixed by ``as``."""
 
@@ -227,6 +238,7 @@ OPS: dict[str, OpSpec] = {
         *_family(ViewOp, "view", ("view",), unit="any", footprint=None, dtype_checked=False, attrs=("shape", "offsets", "valid_shape"), shape_attrs=("shape", "offsets", "valid_shape"), pseudo="{out} = view({args}, {shape} at {offsets})"),
         *_family(AssembleOp, "assemble", ("assemble",), unit="any", footprint=None, dtype_checked=False, attrs=("offsets",), shape_attrs=("offsets",), pseudo="assemble({arg0} -> {arg1} at {offsets})"),
         *_family(ReshapeOp, "reshape", ("reshape",), unit="any", footprint=None, dtype_checked=False, attrs=("shape", "inplace"), shape_attrs=("shape",), pseudo="{out} = reshape({args}, {shape})"),
+        *_family(ScatterUpdateOp, "scatter", ("scatter_update",), unit="V", footprint="unary", dtype_checked=False, pseudo="scatter_update(rows, index, into cache: {args})"),
         *_family(BufferOp, "buffer", ("buffer",), unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("shape", "dtype", "name"), shape_attrs=("shape",), pseudo="{out} = buffer({name}, {shape}, {dtype})"),
     ]
 }

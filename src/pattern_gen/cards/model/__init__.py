@@ -45,6 +45,7 @@ from ...vocab.ops import (
     ReduceOp,
     ReshapeOp,
     ScaledMmOp,
+    ScatterUpdateOp,
     UnaryOp,
     ViewOp,
     op_tag,

@@ -116,4 +116,8 @@ class TensorDecl(Strict):
     cases: list[DeclCase] = Field(default_factory=list)
     #: outputs only: overrides of the dtype's default (atol, rtol, ratio) of the golden test
     tolerance: list[ToleranceRule] = Field(default_factory=list)
+    #: an ``index`` input: the ``cache`` output whose rows its values select. The kernel's host
+    #: refuses a value outside the cache (PyPTO 0.2.0's scatter stops at one), a repeated slot, and
+    #: a -1 (skip) before a real slot; -1 is allowed only for padding tokens at the end
+    index_into: str | None = None
     doc: str = ""

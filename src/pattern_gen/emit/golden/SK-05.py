@@ -2,7 +2,7 @@
 
 x_add = x + residual (FP32; residual_out is its BF16 rounding) -> norm_linear (QKV) -> split ->
 per-head RMSNorm of q (q_gamma) and k (k_gamma) -> RoPE (AT-04 variant A, rotary_dim = D) on q
-and k; v passes through.
+and k; v passes through; k and v are written into the paged caches at the tokens' slots (AT-16).
 """
 
 from functools import lru_cache  # noqa: F401
@@ -52,7 +52,14 @@ def make_inputs(T: int, seed: int = 0) -> dict:
     x = activations(rng, T, DIMS["H"])
     residual = activations(rng, T, DIMS["H"])
     cos, sin = rope_angles(rng, T, DIMS["D"])
-    return {"x": x, "residual": residual, "cos": cos, "sin": sin, **_weights(seed)}
+    slots = DIMS["NB"] * DIMS["BS"]
+    width = DIMS["NKV"] * DIMS["D"]
+    caches = {
+        "slot_mapping": cache_slots(rng, T, slots),
+        "k_cache": uniform(rng, (slots, width), -1.0, 1.0),  # earlier tokens' entries: must survive
+        "v_cache": uniform(rng, (slots, width), -1.0, 1.0),
+    }
+    return {"x": x, "residual": residual, "cos": cos, "sin": sin, **caches, **_weights(seed)}
 
 
 def golden(inputs: Mapping[str, np.ndarray]) -> dict:
@@ -70,6 +77,8 @@ def golden(inputs: Mapping[str, np.ndarray]) -> dict:
     q, _ = rmsnorm(qkv[:, :nq].reshape(T * d["NQ"], D), q_gamma, eps=_stage("q_norm", "eps", 1e-6), mode=_stage("q_norm", "rsqrt_mode", "rsqrt"))
     k, _ = rmsnorm(qkv[:, nq:nq + nkv].reshape(T * d["NKV"], D), k_gamma, eps=_stage("k_norm", "eps", 1e-6), mode=_stage("k_norm", "rsqrt_mode", "rsqrt"))
     out["q"] = store(rope(q.reshape(T, d["NQ"], D), inputs["cos"], inputs["sin"]), "BF16")
-    out["k"] = store(rope(k.reshape(T, d["NKV"], D), inputs["cos"], inputs["sin"]), "BF16")
-    out["v"] = store(f32(qkv[:, nq + nkv:]), "BF16").reshape(T, d["NKV"], D)
+    k_rot = store(rope(k.reshape(T, d["NKV"], D), inputs["cos"], inputs["sin"]), "BF16")
+    v = store(f32(qkv[:, nq + nkv:]), "BF16")
+    out["k_cache"] = cache_scatter(inputs["k_cache"], inputs["slot_mapping"], k_rot)
+    out["v_cache"] = cache_scatter(inputs["v_cache"], inputs["slot_mapping"], v)
     return out

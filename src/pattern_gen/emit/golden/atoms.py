@@ -61,6 +61,30 @@ def rope_angles(rng, T, r):
     return store(np.cos(theta), "BF16"), store(np.sin(theta), "BF16")
 
 
+# AT-16 Paged cache scatter ---------------------------------------------------------------------------
+
+
+def cache_scatter(cache, slots, rows):
+    """AT-16 with vLLM's reshape_and_cache semantics: token i's row lands in row ``slots[i]`` of the
+    [blocks*block_size, width] cache (slot = block*block_size + offset); a slot of -1 skips the
+    token; every other row keeps its content. Returns the updated copy."""
+    out = np.array(cache, copy=True)
+    rows = np.asarray(rows).reshape(len(slots), -1)
+    for i, slot in enumerate(np.asarray(slots).reshape(-1)):
+        if slot >= 0:
+            out[slot] = rows[i]
+    return out
+
+
+def cache_slots(rng, T, capacity):
+    """[T] INT32 slots: T distinct random slots of the cache (so a row written to a neighbour's or a
+    fixed slot shows), and for T >= 3 the last token a padding token (-1, skipped)."""
+    slots = rng.permutation(capacity)[:T].astype(np.int32)
+    if T >= 3:
+        slots[-1] = -1
+    return slots
+
+
 # AT-03 RMSNorm -------------------------------------------------------------------------------------
 
 
