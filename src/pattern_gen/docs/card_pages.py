@@ -137,6 +137,7 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
         ]
         if d["left_out"]:
             md += ["**Left out** (atoms not in this catalogue):", "", *[f"- {x}" for x in d["left_out"]], ""]
+        md += _regimes(card)
     if d["upgrades"] or d["refuse"]:
         md += ["## Upgrades and refusals", ""]
         md += [f"- when {u['when']}: becomes {card_link(u['to'])} — {u['reason']}" for u in d["upgrades"]]
@@ -170,6 +171,30 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
         md += ["", "## Generated instances", "", *[f"- [{p.name}](../instances/{p.name}.md)" for p in mine]]
     md += ["", f"<small>Source: `{Path(d['file']).parent.name}/{Path(d['file']).name}`</small>", ""]
     return "\n".join(md), svg
+
+
+def _regimes(card: m.SkeletonCard) -> list[str]:
+    """The special shape classes: the rule that selects each, what it sets, its warning."""
+    md: list[str] = []
+    for r in card.regimes:
+        tiles = "; ".join(
+            f"`{label}` " + (f"vec {list(t.vec)}" if t.vec is not None else
+                            f"cube m={list(t.cube.m)} k={list(t.cube.k)} n={list(t.cube.n)}" + (" split-K" if t.cube.split_k else ""))
+            for label, t in r.tiles.items()
+        )
+        options = ", ".join(f"`{a.key}` = {a.value}" for a in r.runtime_options + r.pass_options)
+        md += [
+            f"### Regime `{r.name}`", "",
+            f"Selected when {r.trigger()}. {' '.join(r.doc.split())}", "",
+            f"- unroll candidates: {', '.join(map(str, r.unroll))}",
+            *([f"- parameters: {', '.join(f'`{k}` = {v}' for k, v in r.params.items())}"] if r.params else []),
+            *([f"- tiles: {tiles}"] if tiles else []),
+            *([f"- options: {options}"] if options else []),
+            *(["- cache policy: none set (the weights stay cacheable)"] if r.cache_policy == [] else []),
+            "",
+            *([f"!!! warning\n    {' '.join(r.warning.split())}", ""] if r.warning else []),
+        ]
+    return md
 
 
 def _instantiate_command(cat: Catalogue, card: Any) -> str | None:

@@ -114,7 +114,8 @@ def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]
         tile_call = f"pypto.set_vec_tile_shapes({', '.join(map(str, stage.vec_tile))})"
     elif stage.cube_tile is not None:
         c = stage.cube_tile
-        tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])})"
+        split = ", enable_split_k=True" if stage.split_k else ""
+        tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])}{split})"
     else:
         tile_call = None
     calls = "".join(f"; ops of {cid} {title} ({files.get(cid, cid)})" for cid, title in stage.stage.calls)

@@ -86,13 +86,16 @@ class StagePlan:
     cube_tile: dict[str, list[int]] | None
     fit_notes: list[str]
     stage: CStage  #: the typed ops (not serialised as such)
+    #: the cube tile is set with ``enable_split_k=True`` (the card's advice)
+    split_k: bool = False
 
     def tile_text(self) -> str:
         """``vec [8, 4096]`` or ``cube m=[32, 32] k=[…] n=[…]``; empty for a stage without a tile."""
         if self.vec_tile is not None:
             return f"vec {self.vec_tile}"
         if self.cube_tile is not None:
-            return f"cube m={self.cube_tile['m']} k={self.cube_tile['k']} n={self.cube_tile['n']}"
+            split = ", split-K" if self.split_k else ""
+            return f"cube m={self.cube_tile['m']} k={self.cube_tile['k']} n={self.cube_tile['n']}{split}"
         return ""
 
     def to_json(self) -> dict[str, Any]:
@@ -101,6 +104,8 @@ class StagePlan:
             out["vec_tile"] = list(self.vec_tile)
         if self.cube_tile is not None:
             out["cube_tile"] = {k: list(v) for k, v in self.cube_tile.items()}
+            if self.split_k:
+                out["split_k"] = True
         if self.fit_notes:
             out["fit"] = list(self.fit_notes)
         out["ops"] = [op.op for op in self.stage.ops]

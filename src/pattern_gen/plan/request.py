@@ -22,6 +22,8 @@ from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.text import quote
 from .kernel_plan import Request
 
+from .regime import apply_regime, regime_note, regime_params, select_regime
+
 __all__ = ["Coerced", "coerce_request", "coerce_param", "parse_tile", "DEFAULT_PLATFORM", "NAME_RE", "MAX_DIM", "MAX_NAME"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=-]*$")
@@ -269,6 +271,15 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
             params, defaults, more = slot_params(cat, skeleton, atom, {k: v for k, v in params.items() if k in cat.effective_params(atom.id)})
             problems += more
             break
+    stages, sp = stage_params(cat, skeleton, req.stage_params)
+    problems += sp
+    dims, dp = coerce_dims(skeleton, req.dims)
+    problems += dp
+    regime = select_regime(skeleton, dims, params) if not (dp or ps) else None
+    if regime is not None:
+        problems += regime_params(regime, params, given, skeleton.id)
+        skeleton = apply_regime(skeleton, regime)
+        notes.append(regime_note(skeleton.id, regime))
     unroll = skeleton.loop.candidates[0]
     if unroll_raw is not None:
         try:
@@ -276,11 +287,8 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
         except ValueError:
             unroll = -1
         if unroll not in skeleton.loop.candidates:
-            problems.append(Problem("bad-param-value", f"{skeleton.id}: unroll must be one of {', '.join(map(str, skeleton.loop.candidates))}; got {quote(unroll_raw)}"))
-    stages, sp = stage_params(cat, skeleton, req.stage_params)
-    problems += sp
-    dims, dp = coerce_dims(skeleton, req.dims)
-    problems += dp
+            where = f" in its {regime.name} regime" if regime is not None else ""
+            problems.append(Problem("bad-param-value", f"{skeleton.id}: unroll must be one of {', '.join(map(str, skeleton.loop.candidates))}{where}; got {quote(unroll_raw)}"))
     problems += _name_problems(req.name)
     target = req.target or DEFAULT_TARGET
     if target not in TARGETS:

@@ -3,6 +3,8 @@ the plans of the kernel's tensors."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import fnmatch
 from typing import Any, Mapping
 
@@ -50,10 +52,15 @@ def fit_stage(
     notes: list[str] = []
     has_cube = any(op.op in CUBE_OPS for op in stage.ops)
     uses = vec_uses(stage, values)
-    if override is not None:
-        return _overridden(stage, uses, has_cube, override, profile)
+    split_k = False
     if has_cube:
         advice, _ = _tile_advice(cat, skeleton, stage, "cube")
+        # the card's split-K goes with the stage, whichever tile it ends up with (a --tile, the tuner)
+        split_k = bool(advice is not None and advice.cube is not None and advice.cube.split_k)
+    if override is not None:
+        plan = _overridden(stage, uses, has_cube, override, profile)
+        return replace(plan, split_k=split_k) if split_k else plan
+    if has_cube:
         start = advice.cube.model_dump() if advice is not None and advice.cube is not None else dict(_DEFAULT_CUBE)
         if advice is None:
             notes.append(f"no cube tile advice for {stage.label!r}: default {start}")
@@ -68,7 +75,7 @@ def fit_stage(
             notes.append(f"no vec tile advice for {stage.label!r}: {start} from its widest op")
         vec, fit = fit_vec_tile(stage.label, uses, start, profile)
         notes += fit
-    return StagePlan(stage.label, stage.unit, stage.card, stage.title, stage.hoist, vec, cube, notes, stage)
+    return StagePlan(stage.label, stage.unit, stage.card, stage.title, stage.hoist, vec, cube, notes, stage, split_k)
 
 
 def _overridden(stage: CStage, uses: Any, has_cube: bool, override: Any, profile: Profile) -> StagePlan:

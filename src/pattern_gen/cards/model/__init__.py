@@ -72,9 +72,12 @@ from .performance import (
     Performance,
     TileAdvice,
 )
+from .regimes import DimBound, Regime
 from .stages import Item, SlotItem, Stage, UseItem, item_tag
 
 __all__ = [
+    "DimBound",
+    "Regime",
     "Card",
     "AtomCard",
     "SkeletonCard",

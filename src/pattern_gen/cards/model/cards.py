@@ -15,6 +15,7 @@ from pydantic import (
 from ...vocab.fields import ALWAYS, Name, Strict, When
 from .decls import ParamSpec, TensorDecl
 from .performance import Performance
+from .regimes import Regime
 from .stages import Item
 
 __all__ = [
@@ -166,6 +167,8 @@ class SkeletonCard(_CardBase):
     prologue: list[Item] = Field(default_factory=list)
     stages: list[Item] = Field(min_length=1)
     left_out: list[str] = Field(default_factory=list)
+    #: special shape classes with their own settings (the first whose rule holds applies)
+    regimes: list[Regime] = Field(default_factory=list)
 
 
 Card = Annotated[Union[AtomCard, SkeletonCard], Field(discriminator="kind")]

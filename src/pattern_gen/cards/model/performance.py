@@ -33,6 +33,9 @@ class CubeTile(Strict):
     m: tuple[int, int]
     k: Union[tuple[int, int], tuple[int, int, int]]
     n: tuple[int, int]
+    #: ``set_cube_tile_shapes(..., enable_split_k=True)``: K split across cores, partial sums added
+    #: in FP32 (needs an FP32/INT32 output; the order of the additions is not fixed)
+    split_k: bool = False
 
 
 class TileAdvice(Strict):

@@ -1,0 +1,66 @@
+"""Skeleton regimes: SK-03's mhc_pre class (huge reduction x tiny output width) replaces the unroll
+candidates, tiles, option advice and cache policy when the card's trigger rule holds."""
+
+from __future__ import annotations
+
+import pytest
+
+MHC = {"dims": {"K": 28672, "N": 32}, "params": {"out_dtype": "FP32", "has_gamma": False}}
+
+
+def _stage(plan, label):
+    return next(s for s in plan.all_stages if s.label == label)
+
+
+def test_the_trigger_rule_selects_the_mhc_pre_settings(resolve_req):
+    plan = resolve_req("SK-03", "AT-10", **MHC)
+    assert plan.unroll == 16 and plan.params["weight_layout"] == "kn"
+    linear = _stage(plan, "proj.linear")
+    assert linear.split_k and linear.cube_tile["m"] == [16, 16] and linear.cube_tile["n"] == [128, 128]
+    assert "split-K" in linear.tile_text() and linear.to_json()["split_k"] is True
+    assert _stage(plan, "proj.rmsnorm").vec_tile[-1] == 2048
+    assert plan.cache_policy == {}  # the weight is reused by every iteration: left in L2
+    assert plan.runtime_options["device_sched_mode"] == 2
+    assert plan.pass_options["cube_nbuffer_setting"] == {-1: 4} and plan.pass_options["vec_nbuffer_setting"] == {-1: 4}
+    note = next(n for n in plan.notes if "mhc_pre regime" in n)
+    assert "N <= 64 and K >= 16384 and out_dtype = FP32" in note and "all or nothing" in note
+
+
+def test_below_the_reduction_bound_the_general_settings_apply(resolve_req):
+    plan = resolve_req("SK-03", "AT-10", **{**MHC, "dims": {"K": 8192, "N": 32}})
+    assert plan.unroll == 128 and not _stage(plan, "proj.linear").split_k
+    assert not any("mhc_pre" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"params": {"out_dtype": "BF16", "has_gamma": False}},  # split-K needs an FP32 output: not the class
+        {"dims": {"K": 28672, "N": 80}},  # output wider than 64
+    ],
+)
+def test_outside_the_rule_the_general_tiles_do_not_fit_k_28672(problems, change):
+    """Without the regime's long-K vec tiles the norm keeps its whole row in UB and cannot: the
+    general settings are refused with the reason, not silently swapped for the regime's."""
+    found = problems("SK-03", "AT-10", **{**MHC, **change})
+    assert found[0][0] == "tile-unfit" and "reduction axis is never split" in found[0][1]
+
+
+def test_a_parameter_the_regime_needs_cannot_be_overridden(problems):
+    found = problems("SK-03", "AT-10", dims=MHC["dims"], params={**MHC["params"], "weight_layout": "nk"})
+    assert [c for c, _ in found] == ["bad-param-value"]
+    assert "mhc_pre regime" in found[0][1] and "needs weight_layout=kn" in found[0][1]
+
+
+def test_the_unroll_must_be_one_of_the_regimes(problems):
+    found = problems("SK-03", "AT-10", dims=MHC["dims"], params={**MHC["params"], "unroll": 128})
+    assert found[0][0] == "bad-param-value" and "one of 16 in its mhc_pre regime" in found[0][1]
+
+
+def test_the_kernel_sets_split_k_and_passes_its_golden(instance_factory):
+    from pattern_gen.output.instances import run_instance
+
+    folder = instance_factory("SK-03", "AT-10", **MHC)
+    text = (folder / "kernel.py").read_text()
+    assert "enable_split_k=True" in text and "b_trans=True" not in text and "NONE_CACHEABLE" not in text
+    assert run_instance(folder, T=17, estimate=False).passed
