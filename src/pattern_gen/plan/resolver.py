@@ -25,7 +25,7 @@ from ..flow import (
     skeleton_env,
 )
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..vocab.expr import ExprError
+from ..vocab.expr import ExprError, names, parse
 from .kernel_plan import KernelPlan, Request
 from .options import plan_options
 from .request import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
@@ -137,8 +137,9 @@ def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> No
             raise PatternGenError(Problem(
                 "bad-dim",
                 f"{cache.name} holds {cache.shape[0]} = {cache.default_shape[0]} slots, fewer than the {tokens} tokens "
-                f"its golden test writes (T up to 2 x unroll {unroll}); raise the dims of {cache.shape[0]} with --dim, "
-                "or pick a smaller --unroll",
+                f"its golden test writes (T up to 2 x unroll {unroll}); raise "
+                + " or ".join(f"--dim {d}" for d in sorted(names(parse(cache.shape[0]))))
+                + ", or pick a smaller --unroll",
             ))
 
 
