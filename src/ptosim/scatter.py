@@ -92,9 +92,11 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     storage = cache.data  # settles deferred writes first
     machine.before_write(cache.uid)
     storage[slots[:written]] = values
-    # the cost model sees the n rows written to the cache's GM (where they land does not change the price)
-    written_ref = replace(cache.ref(), shape=rows.dims, nbytes=rows.size * rows.dtype.nbytes)
-    machine.emit(op, "V", [rows.ref(), idx.ref()], written_ref, tile=tile, flops=0, rows=n, written=written)
+    # The cost model sees n rows of the cache's GM written (where they land does not change the
+    # price) and read: PyPTO's INDEX_OUTCAST takes the cache as an input, so each scatter into a
+    # cache waits for the previous one (its SIM serialises the loop iterations' scatters).
+    cache_rows = replace(cache.ref(), shape=rows.dims, nbytes=rows.size * rows.dtype.nbytes)
+    machine.emit(op, "V", [rows.ref(), idx.ref(), cache_rows], cache_rows, tile=tile, flops=0, rows=n, written=written)
     machine.vec_results.pop(cache.uid, None)  # the cache stays a GM argument, not a vector result
     return cache
 

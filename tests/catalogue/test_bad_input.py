@@ -598,3 +598,31 @@ def test_atom_tile_naming_an_unknown_dim(cli, catalogue_copy):
     text = only(validate(cli, cat), "bad-expression")
     assert_at(text, cat, AT09, cat.line(AT09, "vec: [4, KK/32, 32]"))
     assert "unknown dim 'KK'" in text and "valid dims: M, K, N" in text and "did you mean 'K'?" in text
+
+
+# --- regimes and in-place caches (issue 13) -----------------------------------------------------------
+
+SK05 = "skeletons/SK-05-fused-pre-attn.yaml"
+
+
+def test_a_regime_dim_bound_without_a_bound_is_refused_at_its_line(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "dims: {N: {le: 64}, K: {ge: 16384}}", "dims: {N: {}, K: {ge: 16384}}")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, SK03, cat.line(SK03, "dims: {N: {}"))
+    assert "give at least one of ge, gt, le, lt" in text
+
+
+def test_a_regime_with_an_unknown_key_names_the_valid_ones(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "    unroll: [16]\n", "    unrol: [16]\n")
+    text = validate(cli, cat).problems[0][0]
+    assert "'unrol'" in text and "did you mean 'unroll'" in text
+
+
+def test_index_into_must_name_a_cache_output(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK05, "    index_into: k_cache", "    index_into: q")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, SK05, cat.line(SK05, "index_into: q"))
+    assert "must name an output with role: cache" in text and "k_cache, v_cache" in text

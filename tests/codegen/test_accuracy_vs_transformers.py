@@ -4,7 +4,8 @@ Both are measured against float64 math on the same BF16 inputs and weights: the 
 (run on ptosim) and the same computation through transformers' own pieces in BF16 — Qwen3's
 RMSNorm and ``apply_rotary_pos_emb`` (SK-05: residual add, input norm, QKV projection, q/k norm,
 RoPE, k/v into the paged caches) and DeepSeek-V3's RMSNorm and ``apply_rotary_pos_emb_interleave``
-(SK-04: the MLA prolog with V4's per-head q norm and interleaved RoPE on the last R dims).
+(SK-04: the MLA prolog with V4's per-head q norm and interleaved RoPE on the last R dims, in
+V4's kv layout and in V2/V3's, where k_pe is rotated into a separate kr).
 The error is the relative RMS error ||out - ref|| / ||ref|| of each output; the kernel's must not
 exceed transformers' by more than 10 %. Skips where transformers (or torch) is not installed.
 """
@@ -124,8 +125,9 @@ def test_sk05_is_as_accurate_as_qwen3_modules(instance_factory, small, T, capsys
 # --- SK-04: the MLA prolog (DeepSeek-V4 layout) through DeepSeek-V3's modules ---------------------------
 
 
-def test_sk04_is_as_accurate_as_deepseek_modules(instance_factory, small, capsys):
-    folder = instance_factory("SK-04", "AT-10", dims=small["SK-04"])
+@pytest.mark.parametrize("layout", ["v4", "v3"])
+def test_sk04_is_as_accurate_as_deepseek_modules(instance_factory, small, layout, capsys):
+    folder = instance_factory("SK-04", "AT-10", dims=small["SK-04"], params={"kv_layout": layout})
     kernel, golden = _load(folder, "kernel"), _load(folder, "golden")
     d = golden.DIMS
     T, NH, D, R, DKV = 16, d["NH"], d["D"], d["R"], d["DKV"]
@@ -149,7 +151,12 @@ def test_sk04_is_as_accurate_as_deepseek_modules(instance_factory, small, capsys
     q_a = x @ f64(inp["wq_a"])
     qr = rms64(q_a, inp.get("gamma_cq"))
     q64 = rope64(rms64((qr @ f64(inp["wq_b"])).reshape(T, NH, D), None))
-    kv64 = rope64(rms64(x @ f64(inp["wkv"]), inp.get("gamma_ckv"))[:, None, :])[:, 0]
+    kv_a64 = x @ f64(inp["wkv"])
+    if layout == "v3":  # latent normed, k_pe (not normed) rotated apart
+        kv64 = rms64(kv_a64[:, :DKV], inp.get("gamma_ckv"))
+        kr64 = rope64(kv_a64[:, None, DKV:])[:, 0]
+    else:
+        kv64 = rope64(rms64(kv_a64, inp.get("gamma_ckv"))[:, None, :])[:, 0]
 
     def rope_hf(h: Any) -> Any:
         """transformers' interleaved RoPE on the last R dims, back in V4's interleaved layout."""
@@ -168,10 +175,17 @@ def test_sk04_is_as_accurate_as_deepseek_modules(instance_factory, small, capsys
         qr_hf = norm_module(DeepseekV3RMSNorm, inp.get("gamma_cq"), q_a_hf.shape[-1])(q_a_hf)
         q_heads = (qr_hf @ bf16(inp["wq_b"])).view(T, NH, D)
         q_hf = rope_hf(norm_module(DeepseekV3RMSNorm, None, D)(q_heads))
-        kv_hf = rope_hf(norm_module(DeepseekV3RMSNorm, inp.get("gamma_ckv"), DKV)(xb @ bf16(inp["wkv"]))[:, None, :])[:, 0]
+        kv_a = xb @ bf16(inp["wkv"])
+        if layout == "v3":  # as DeepseekV3Attention: kv_a_layernorm on the latent, RoPE on k_pe
+            kv_hf = norm_module(DeepseekV3RMSNorm, inp.get("gamma_ckv"), DKV)(kv_a[:, :DKV])
+            kr_hf = rope_hf(kv_a[:, None, DKV:])[:, 0]
+        else:
+            kv_hf = rope_hf(norm_module(DeepseekV3RMSNorm, inp.get("gamma_ckv"), DKV)(kv_a)[:, None, :])[:, 0]
 
     report: list[str] = []
     compare("q", out["q"], q_hf, q64, report)
     compare("kv", out["kv"], kv_hf, kv64, report)
+    if layout == "v3":
+        compare("kr", out["kr"], kr_hf, kr64, report)
     with capsys.disabled():
-        print(f"\nSK-04 T={T} vs float64: " + "; ".join(report))
+        print(f"\nSK-04 ({layout} layout) T={T} vs float64: " + "; ".join(report))

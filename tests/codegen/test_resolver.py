@@ -103,7 +103,7 @@ def test_sk04_default_plan(resolve_req):
     assert plan.cache_policy == {"wq_a": "NONE_CACHEABLE", "wq_b": "NONE_CACHEABLE", "wkv": "NONE_CACHEABLE"}
     assert plan.option_levels["cube_l1_reuse_setting"].startswith("must")
     assert not any("AT-04" in item for item in plan.left_out), "RoPE is built (variant B on the last R dims)"
-    assert any("kr output" in item for item in plan.left_out)
+    assert not any("kr output" in item for item in plan.left_out), "the V2/V3 kr layout is the kv_layout parameter"
 
 
 def test_sk04_int8_io(resolve_req, small):
@@ -412,3 +412,23 @@ def test_a_rope_dim_as_wide_as_the_head_is_refused_with_the_dims(resolve_req):
     (problem,) = err.value.problems
     assert problem.code == "bad-expression" and problem.file.endswith("AT-04-rope.yaml") and problem.line
     assert "D - R = 0" in problem.message and "D=64" in problem.message and "R=64" in problem.message and "--dim" in problem.message
+
+
+def test_sk04_kv_layout_v3_is_a_skeleton_parameter(resolve_req, cat):
+    """DeepSeek-V2/V3's kv layout: wkv gains the R k_pe columns and kr is a separate output; the
+    parameter is the skeleton's own (not the slot atom's), named as a suffix and decoded by explain."""
+    from pattern_gen.plan.naming import explain
+
+    plan = resolve_req("SK-04", "AT-10", params={"kv_layout": "v3"})
+    ins, outs = _io(plan.inputs), _io(plan.outputs)
+    assert ins["wkv"][0] == ["H", "DKV+R"] and outs["kr"] == (["T", "R"], "BF16", "output")
+    assert "kv_split" in [s.label for s in plan.all_stages]
+    assert "-kv_layoutv3" in plan.name
+    assert explain(cat, plan.name)["params"]["kv_layout"] == "v3"
+    default = resolve_req("SK-04", "AT-10")
+    assert "kr" not in _io(default.outputs) and "kv_layout" not in default.name
+
+
+def test_an_unknown_kv_layout_is_refused(problems):
+    found = problems("SK-04", "AT-10", params={"kv_layout": "v2"})
+    assert found[0][0] == "bad-param-value" and "v4, v3" in found[0][1]

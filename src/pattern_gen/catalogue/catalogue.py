@@ -136,7 +136,13 @@ class Catalogue:
         ``slot_defaults`` do not override them."""
         defaults = self.param_defaults(atom_id)
         defaults.update({k: v for k, v in skeleton.slot_defaults.items() if k in defaults})
+        defaults.update({n: spec.default for n, spec in skeleton.params.items()})
         return defaults
+
+    def slot_specs(self, skeleton: Any, atom_id: str) -> dict[str, m.ParamSpec]:
+        """The parameters a request sets for a skeleton with ``atom_id`` in its slot: the atom's
+        (own and inherited) and the skeleton's own (e.g. SK-04's ``kv_layout``)."""
+        return {**self.effective_params(atom_id), **skeleton.params}
 
     def param_origin(self, card_id: str, name: str) -> str:
         """The card that declares a parameter a card has (itself, or the atom it inherits from)."""

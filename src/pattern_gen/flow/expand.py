@@ -343,7 +343,9 @@ def expand_skeleton(
         if spec is None:
             raise FlowError("slot-mismatch", f"unknown slot {item.slot!r}", card.id, path)
         use = m.UseItem.model_validate({"use": slot_atom.id, "as": item.slot, "bind": item.bind, "out": item.out})
-        ex.use(fr, use, path, overrides=dict(slot_params), card_id=slot_atom.id)
+        # the skeleton's own parameters (SK-04's kv_layout) are not the slot atom's
+        atom_params = {k: v for k, v in slot_params.items() if k not in card.params}
+        ex.use(fr, use, path, overrides=atom_params, card_id=slot_atom.id)
 
     ex.stage_overrides = {k: dict(v) for k, v in overrides.items()}
     ex.items(frame, card.prologue, ("prologue",), prologue=True, slot=fill_slot)

@@ -140,7 +140,7 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
     skeleton = catalogue.cards[skeleton_id]
     if atom_id not in [a.id for a in catalogue.slot_atoms(skeleton)]:
         raise bad(f"{atom_id} cannot fill {skeleton_id}'s slot")
-    specs = catalogue.effective_params(atom_id)
+    specs = catalogue.slot_specs(skeleton, atom_id)
     naming = catalogue.naming
     result: dict[str, Any] = {"skeleton": skeleton_id, "atom": atom_id, "params": {}, "dims": {}, "stage_params": {}}
     platforms = set(catalogue.platforms)
@@ -178,8 +178,9 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
         m = re.fullmatch(r"u(\d+)", token)
         if m:
             once("unroll", token)
-            if int(m.group(1)) not in skeleton.loop.candidates:
-                raise bad(f"unroll {m.group(1)} is not one of {skeleton_id}'s candidates {', '.join(map(str, skeleton.loop.candidates))}")
+            allowed = sorted(set(skeleton.loop.candidates) | {u for r in skeleton.regimes for u in r.unroll}, reverse=True)
+            if int(m.group(1)) not in allowed:
+                raise bad(f"unroll {m.group(1)} is not one of {skeleton_id}'s candidates {', '.join(map(str, allowed))}")
             result["unroll"] = int(m.group(1))
             continue
         m = re.fullmatch(r"([A-Z][A-Z_]*)(\d+)", token)

@@ -110,7 +110,7 @@ def pick_atom(cat: Catalogue, skeleton: m.SkeletonCard, atoms: tuple[str, ...]) 
 
 
 def slot_params(cat: Catalogue, skeleton: m.SkeletonCard, atom: Any, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[Problem]]:
-    specs = cat.effective_params(atom.id)
+    specs = cat.slot_specs(skeleton, atom.id)
     defaults = cat.slot_param_defaults(skeleton, atom.id)
     values = dict(defaults)
     problems = []
@@ -268,7 +268,7 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
             target = cat.card(up.to)
             notes.append(f"{atom.id} with {up.when.describe()} becomes {target.id} ({target.title}): {' '.join(up.reason.split())}")
             atom = target
-            params, defaults, more = slot_params(cat, skeleton, atom, {k: v for k, v in params.items() if k in cat.effective_params(atom.id)})
+            params, defaults, more = slot_params(cat, skeleton, atom, {k: v for k, v in params.items() if k in cat.slot_specs(skeleton, atom.id)})
             problems += more
             break
     stages, sp = stage_params(cat, skeleton, req.stage_params)

@@ -89,22 +89,6 @@ class _CardBase(Strict):
             data = {**data, "outputs": outputs}
         return data
 
-    @model_validator(mode="after")
-    def _index_targets(self) -> "_CardBase":
-        """An ``index_into`` names a ``cache`` output of this card (reported at the input's line)."""
-        for name, decl in self.inputs.items():
-            target = decl.index_into
-            if target is None:
-                continue
-            out = self.outputs.get(target)
-            if out is None or out.role != "cache" or decl.role != "index":
-                caches = [n for n, d in self.outputs.items() if d.role == "cache"]
-                raise ValueError(
-                    f"inputs.{name}: index_into: {target} must name an output with role: cache (this card's: "
-                    f"{', '.join(caches) or 'none'}), and {name} needs role: index"
-                )
-        return self
-
 
 class AtomCard(_CardBase):
     kind: Literal["atom"]

@@ -114,10 +114,11 @@ def atom_problems(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
     return problems
 
 
-def _slot_params_known(cat: Catalogue, atoms: list[Any]) -> dict[str, m.ParamSpec | None]:
+def _slot_params_known(cat: Catalogue, atoms: list[Any], skeleton_params: Mapping[str, m.ParamSpec] | None = None) -> dict[str, m.ParamSpec | None]:
     """The names a skeleton's predicates may read: every slot atom's parameters (choices merged),
     and the ``skeleton_env`` names (any value)."""
     known: dict[str, m.ParamSpec | None] = {name: None for name in _SKELETON_NAMES}
+    known.update(skeleton_params or {})
     for atom in atoms:
         for name, spec in cat.effective_params(atom.id).items():
             prev = known.get(name)
@@ -161,7 +162,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
     for i, item in enumerate(card.stages):
         if isinstance(item, m.UseItem) and item.use in cat.cards and cat.cards[item.use].kind != "atom":
             problems.append(Problem("slot-mismatch", f"fixed stage {item.as_!r} uses {item.use}, which is not an atom", **cat.where(card.id, ("stages", i, "use"))))
-    known = _slot_params_known(cat, atoms)
+    known = _slot_params_known(cat, atoms, card.params)
     problems += _slot_default_problems(cat, card, known)
     problems += predicate_problems(cat, card, known)
     usable = [a for a in atoms if a.id not in broken]
@@ -171,7 +172,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
     runs = _Expansions(cat)
     unroll = card.loop.candidates[0]
     for atom in usable:
-        specs = cat.effective_params(atom.id)
+        specs = cat.slot_specs(card, atom.id)
         defaults = cat.slot_param_defaults(card, atom.id)
         for env in param_combinations(specs, None):
             params = {**defaults, **{k: v for k, v in env.items() if specs[k].type in ("bool", "enum", "int")}}

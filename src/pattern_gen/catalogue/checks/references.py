@@ -46,6 +46,17 @@ def reference_problems(cat: Catalogue, card: Any) -> list[Problem]:
             problems.append(
                 Problem("unknown-card", f"uses {callee} but does not list it in depends_on", **cat.where(card.id, path))
             )
+    for name, decl in card.inputs.items():
+        target = decl.index_into
+        out = card.outputs.get(target) if target is not None else None
+        if target is not None and (out is None or out.role != "cache" or decl.role != "index"):
+            caches = [n for n, d in card.outputs.items() if d.role == "cache"]
+            problems.append(Problem(
+                "card-schema",
+                f"inputs.{name}: index_into: {target} must name an output with role: cache (this card's: "
+                f"{', '.join(caches) or 'none'}), and {name} needs role: index",
+                **cat.where(card.id, ("inputs", name, "index_into")),
+            ))
     for i, cid in enumerate(card.constraints):
         if cid not in cat.constraints:
             problems.append(

@@ -1,7 +1,8 @@
 """SK-04 Multi-Stage Fused Prolog (DeepSeek-V4 MLA prolog): the hand-written composition.
 
 q path: q_a = x @ wq_a -> norm_linear (RMSNorm * gamma_cq -> qr; qr @ wq_b) -> per-head RMSNorm
-(no gamma) -> q; kv path: kv = RMSNorm(x @ wkv) * gamma_ckv. Fixed stages honour STAGE_PARAMS.
+(no gamma) -> q; kv path: kv = RMSNorm(x @ wkv) * gamma_ckv (v3: of the first DKV columns, the last R
+columns rotated into kr). Fixed stages honour STAGE_PARAMS.
 """
 
 from functools import lru_cache  # noqa: F401
@@ -38,7 +39,8 @@ def _weights(seed):
         weights["wq_b_scale"] = wq_b_scale
     if p["has_bias"]:
         weights["bias"] = uniform(rng, (d["NH"] * d["D"],), -0.1, 0.1)
-    weights["wkv"], _ = make_weight(rng, d["DKV"], d["H"], layout=_stage("kv_proj", "weight_layout", "kn"))
+    kv_width = d["DKV"] + (d["R"] if p.get("kv_layout", "v4") == "v3" else 0)  # v3: latent + k_pe columns
+    weights["wkv"], _ = make_weight(rng, kv_width, d["H"], layout=_stage("kv_proj", "weight_layout", "kn"))
     if _stage("kv_norm", "has_gamma", True):
         weights["gamma_ckv"] = uniform(rng, (d["DKV"],), -1.0, 1.0)
     return weights
@@ -68,7 +70,15 @@ def golden(inputs: Mapping[str, np.ndarray]) -> dict:
     out["q"] = store(rope(q_heads, inputs["cos"], inputs["sin"], partial=True, interleaved=True), "BF16")
     kv_a, _, _ = linear(x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"))
     gamma_ckv = inputs.get("gamma_ckv") if _stage("kv_norm", "has_gamma", True) else None
-    kv, _ = rmsnorm(kv_a, gamma_ckv, eps=_stage("kv_norm", "eps", 1e-6), mode=_stage("kv_norm", "rsqrt_mode", "rsqrt"))
+    kv_norm = {"eps": _stage("kv_norm", "eps", 1e-6), "mode": _stage("kv_norm", "rsqrt_mode", "rsqrt")}
+    if p.get("kv_layout", "v4") == "v3":  # DeepSeek-V2/V3: norm the latent, rotate k_pe apart
+        kv_a = np.asarray(kv_a)
+        kv, _ = rmsnorm(kv_a[:, : d["DKV"]], gamma_ckv, **kv_norm)
+        out["kv"] = store(kv, "BF16")
+        k_pe = f32(kv_a[:, d["DKV"]:]).reshape(T, 1, d["R"])
+        out["kr"] = store(rope(k_pe, inputs["cos"], inputs["sin"], interleaved=True), "BF16").reshape(T, d["R"])
+        return out
+    kv, _ = rmsnorm(kv_a, gamma_ckv, **kv_norm)
     kv_rot = rope(kv.reshape(T, 1, d["DKV"]), inputs["cos"], inputs["sin"], partial=True, interleaved=True)
     out["kv"] = store(kv_rot, "BF16").reshape(T, d["DKV"])
     return out
