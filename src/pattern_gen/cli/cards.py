@@ -124,6 +124,10 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
         out.print(literal(f"loop: {card.loop.kind} {card.loop.name} unroll candidates {card.loop.candidates}"))
         for item in detail["left_out"]:
             out.print(literal(f"  left out: {item}", "dim"))
+        for r in card.regimes:
+            tiles = ", ".join(f"{label} {t.text()}" for label, t in r.tiles.items())
+            out.print(literal(f"regime {r.name}: when {r.trigger()} -> unroll {r.unroll}; {tiles}"
+                              + ("; no cache policy" if r.cache_policy == [] else "")))
     out.print(literal(f"depends on: {', '.join(detail['depends_on']) or '—'}   used by: {', '.join(detail['used_by']) or '—'}"))
     for u in detail["upgrades"]:
         out.print(literal(f"upgrade: when {u['when']} -> {u['to']}: {u['reason']}"))

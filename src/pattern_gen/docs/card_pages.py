@@ -177,11 +177,7 @@ def _regimes(card: m.SkeletonCard) -> list[str]:
     """The special shape classes: the rule that selects each, what it sets, its warning."""
     md: list[str] = []
     for r in card.regimes:
-        tiles = "; ".join(
-            f"`{label}` " + (f"vec {list(t.vec)}" if t.vec is not None else
-                            f"cube m={list(t.cube.m)} k={list(t.cube.k)} n={list(t.cube.n)}" + (" split-K" if t.cube.split_k else ""))
-            for label, t in r.tiles.items()
-        )
+        tiles = "; ".join(f"`{label}` {t.text()}" for label, t in r.tiles.items())
         options = ", ".join(f"`{a.key}` = {a.value}" for a in r.runtime_options + r.pass_options)
         md += [
             f"### Regime `{r.name}`", "",

@@ -43,6 +43,13 @@ class TileAdvice(Strict):
     cube: CubeTile | None = None
     why: str = ""
 
+    def text(self) -> str:
+        """``vec [8, 2048]`` or ``cube m=[16, 16] k=[512, 1024] n=[128, 128] split-K``."""
+        if self.vec is not None:
+            return f"vec {list(self.vec)}"
+        c = self.cube
+        return f"cube m={list(c.m)} k={list(c.k)} n={list(c.n)}" + (" split-K" if c.split_k else "")  # type: ignore[union-attr]
+
     @model_validator(mode="after")
     def _one(self) -> "TileAdvice":
         if (self.vec is None) == (self.cube is None):
