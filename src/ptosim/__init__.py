@@ -25,6 +25,7 @@ __version__ = "0.1.0"
 #: where each public name lives. Loaded on first use (PEP 562), so a tool that needs only the
 #: platform profiles (``ptosim.platform``) does not pay for NumPy kernels, options and the cost model.
 _SOURCES: dict[str, tuple[str, ...]] = {
+    "branch": ("cond", "is_loop_begin", "is_loop_end"),
     "cast": ("CastMode", "SaturationMode"),
     "config": ("get_pass_options", "options", "set_options", "set_pass_options", "set_semantic_label"),
     "control": ("loop", "loop_unroll", "unroll_schedule"),
@@ -36,7 +37,10 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     ),
     "machine": ("use_platform",),
     "movement": ("assemble", "reshape", "view"),
-    "ops": ("abs", "add", "amax", "cast", "div", "exp", "full", "mul", "rsqrt", "sqrt", "sub", "sum", "zeros"),
+    "ops": (
+        "abs", "add", "amax", "cast", "div", "exp", "full", "maximum", "minimum", "mul", "rsqrt", "sqrt", "sub", "sum",
+        "zeros",
+    ),
     "options": ("RunMode",),
     "platform": ("Profile", "available_platforms", "load_platform"),
     "scatter": ("scatter_update",),
@@ -93,8 +97,8 @@ __all__ = [
     "CastMode", "SaturationMode", "RunMode",
     "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "get_cube_tile_shapes",
     "set_semantic_label", "set_options", "options", "set_pass_options", "get_pass_options",
-    "loop", "loop_unroll", "unroll_schedule",
-    "add", "sub", "mul", "div", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "cast", "full", "zeros",
+    "loop", "loop_unroll", "unroll_schedule", "cond", "is_loop_begin", "is_loop_end",
+    "add", "sub", "mul", "div", "maximum", "minimum", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "cast", "full", "zeros",
     "view", "assemble", "reshape", "scatter_update", "matmul", "scaled_mm",
     "use_platform", "load_platform", "available_platforms", "Profile",
     "PtoSimError", "TileShapeError", "CapacityError", "DTypeError", "ShapeError", "SymbolicError",

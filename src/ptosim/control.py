@@ -58,7 +58,7 @@ def _iterate(
             # PyPTO traces the body once per path, starting from the tiles in force at the loop:
             # a tile set late in one iteration does not carry into the next.
             machine.tiles[-1] = TileState(entry.vec, entry.cube, entry.split_k)
-            machine.loops.append(LoopFrame(name, index, ordinal, factor, scope_id))
+            machine.loops.append(LoopFrame(name, index, ordinal, factor, scope_id, idx_name, len(schedule)))
             try:
                 yield SymbolicScalar(index, idx_name), factor
             finally:

@@ -16,7 +16,7 @@ from .errors import CapacityError, DTypeError, ShapeError
 from .lazy import GemmBatch, PendingWrites
 from .machine import Machine, current_machine
 from .operands import new_tile, require_tensor, static_shape, valid_arg, valid_of
-from .symbolic import concrete
+from .symbolic import SymbolicScalar, concrete
 from .tensor import Tensor
 
 __all__ = ["view", "assemble", "reshape"]
@@ -148,7 +148,13 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
     machine = current_machine(op)
     src = require_tensor(input, op, "input")
     dims = list(shape)
-    if -1 in dims:
+    dynamic = None
+    if inplace and src.kind == "gm" and any(isinstance(d, SymbolicScalar) for d in dims):
+        # PyPTO 0.2.0 reshapes a dynamic kernel argument in place with a symbolic extent
+        # (q [T, N, D] -> [T*N, D], measured); the axis stays dynamic.
+        dynamic = [isinstance(d, SymbolicScalar) for d in dims]
+        dims = [concrete(d) for d in dims]
+    if any(isinstance(d, int) and d == -1 for d in dims):
         if dims.count(-1) > 1:
             raise ShapeError("at most one -1 in a reshape", op=op)
         known = int(np.prod([d for d in dims if d != -1]))
@@ -182,7 +188,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
         machine.aliased.add(uid)  # two Tensor objects now share this storage
     else:
         src_kind, name, uid = "tile", f"t{machine._uid + 1}", machine.next_uid()
-    out = Tensor.wrap(data, src.dtype, name=name, kind=src_kind, uid=uid, valid=valid)
+    out = Tensor.wrap(data, src.dtype, name=name, kind=src_kind, uid=uid, valid=valid, dynamic=dynamic)
     out.cache_policy = dict(src.cache_policy)
     machine.emit(op, "S", [src.ref()], out.ref(), inplace=bool(inplace))
     return out

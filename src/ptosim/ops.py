@@ -31,6 +31,8 @@ __all__ = [
     "sub",
     "mul",
     "div",
+    "maximum",
+    "minimum",
     "abs",
     "exp",
     "sqrt",
@@ -155,6 +157,15 @@ def div(input: Tensor, other: Tensor | float | int, precision_type: Any = None) 
     fn = _int_div if isinstance(input, Tensor) and input.dtype.is_int else np.divide
     with np.errstate(divide="ignore", invalid="ignore"):
         return _binary("div", input, other, fn)
+
+
+def maximum(input: Tensor, other: Tensor | float | int) -> Tensor:
+    """Elementwise max (NumPy's: a NaN operand gives NaN)."""
+    return _binary("maximum", input, other, np.maximum)
+
+
+def minimum(input: Tensor, other: Tensor | float | int) -> Tensor:
+    return _binary("minimum", input, other, np.minimum)
 
 
 def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Tensor:

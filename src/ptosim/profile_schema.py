@@ -35,7 +35,9 @@ __all__ = [
 ]
 
 #: The ops whose input dtypes a profile's ``op_dtypes`` rules (each checks them on every call).
-OP_DTYPE_OPS: tuple[str, ...] = ("add", "sub", "mul", "div", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "full")
+OP_DTYPE_OPS: tuple[str, ...] = (
+    "add", "sub", "mul", "div", "maximum", "minimum", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "full",
+)
 #: Every op ptosim records; ``cost.lowering`` may name any of them.
 OPS: tuple[str, ...] = (*OP_DTYPE_OPS, "zeros", "cast", "view", "assemble", "reshape", "scatter_update", "matmul", "scaled_mm")
 

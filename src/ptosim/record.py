@@ -35,6 +35,8 @@ class LoopFrame:
     iteration: int  #: ordinal of the iteration within this loop run
     factor: int  #: unroll factor of the path (1 for plain loops)
     scope: int  #: id of the options scope of this loop
+    idx_name: str = ""  #: the index's symbol name (``is_loop_begin`` finds its loop by it)
+    count: int = 1  #: iterations in this loop run (``is_loop_end``)
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,20 @@ class Tensor(metaclass=_TensorMeta):
 
         return mul(self, -1.0)
 
+    def __getitem__(self, key: Any) -> Any:
+        """``t[b, j]`` (ints / symbolic scalars, an INT32 tensor) reads one element as a symbolic
+        scalar, as PyPTO's GetTensorData (a block-table entry, a sequence length); a key of
+        slices is a ``view``."""
+        from .indexing import getitem  # indexing imports this module
+
+        return getitem(self, key)
+
+    def __setitem__(self, key: Any, value: "Tensor") -> None:
+        """``acc[:] = x`` writes ``x`` into the whole buffer (PyPTO's accumulator update)."""
+        from .indexing import setitem
+
+        setitem(self, key, value)
+
     def move(self, value: "Tensor") -> None:
         """Take ``value``'s content (PyPTO's in-place update of a kernel argument, e.g. after a
         ``scatter_update``)."""

@@ -69,7 +69,7 @@ class CastOp(_Op):
 
 
 class BinaryOp(_Op):
-    op: Literal["add", "sub", "mul", "div"]
+    op: Literal["add", "sub", "mul", "div", "maximum", "minimum"]
     in_: tuple[Operand, Operand] = Field(alias="in")
     out: Name
 
@@ -229,7 +229,7 @@ OPS: dict[str, OpSpec] = {
     s.name: s
     for s in [
         *_family(CastOp, "cast", ("cast",), unit="V", footprint="unary", dtype_checked=False, attrs=("to", "mode", "sat"), pseudo="{out} = cast({args}, {to}{mode}{sat})"),
-        *_family(BinaryOp, "binary", ("add", "sub", "mul", "div"), unit="V", footprint="elementwise", dtype_checked=True),
+        *_family(BinaryOp, "binary", ("add", "sub", "mul", "div", "maximum", "minimum"), unit="V", footprint="elementwise", dtype_checked=True),
         *_family(UnaryOp, "unary", ("abs", "sqrt", "rsqrt", "exp"), unit="V", footprint="unary", dtype_checked=True),
         *_family(ReduceOp, "reduce", ("sum", "amax"), unit="V", footprint="reduce", dtype_checked=True, attrs=("dim", "keepdim"), pseudo="{out} = {op}({args}, dim={dim}{keepdim})"),
         *_family(FullOp, "full", ("full",), unit="V", footprint="unary", dtype_checked=True, attrs=("shape", "dtype"), shape_attrs=("shape",), pseudo="{out} = full({shape}, {args}, {dtype})"),
