@@ -239,7 +239,7 @@ def test_call_of_an_unknown_atom(cli, catalogue_copy):
     cat.edit(AT10, "      - call: AT-03", "      - call: AT-33")
     text = only(validate(cli, cat), "unknown-card")
     assert_at(text, cat, AT10, cat.line(AT10, "call: AT-33"))
-    assert "'AT-33'" in text and "did you mean 'AT-03'?" in text
+    assert "'AT-33'" in text and ("did you mean 'AT-03'?" in text or "did you mean 'AT-13'?" in text)
 
 
 def test_use_of_an_unknown_atom_in_a_skeleton(cli, catalogue_copy):

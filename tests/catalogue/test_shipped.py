@@ -16,8 +16,8 @@ import yaml
 from pattern_gen.catalogue.catalogue import card_files, load_catalogue
 from pattern_gen.catalogue.checks import check_catalogue
 
-ATOMS = ["AT-03", "AT-04", "AT-05", "AT-06", "AT-09", "AT-10", "AT-11", "AT-16"]
-SKELETONS = ["SK-03", "SK-04", "SK-05"]
+ATOMS = ["AT-01", "AT-03", "AT-04", "AT-05", "AT-06", "AT-09", "AT-10", "AT-11", "AT-12", "AT-13", "AT-16", "AT-17"]
+SKELETONS = ["SK-01", "SK-03", "SK-04", "SK-05"]
 ALL = ATOMS + SKELETONS
 
 
@@ -42,7 +42,7 @@ def test_shipped_catalogue_has_constraints_and_platforms():
 def test_cli_validate_ok(cli):
     run = cli("validate")
     assert run.exit_code == 0, run.stderr
-    assert "ok" in run.stdout and "8 atoms, 3 skeletons" in run.stdout
+    assert "ok" in run.stdout and "12 atoms, 4 skeletons" in run.stdout
     assert run.problems == []
 
 
@@ -62,7 +62,7 @@ def test_console_script_validate_exit_0(tmp_path):
     proc = subprocess.run([_console_script(), "validate"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "8 atoms, 3 skeletons" in proc.stdout
+    assert "12 atoms, 4 skeletons" in proc.stdout
 
 
 def test_console_script_bad_card_exit_2_without_traceback(catalogue_copy, tmp_path):
@@ -91,7 +91,8 @@ def test_list_json_has_all_ten_cards(cli):
     for r in rows:
         assert r["kind"] == ("atom" if r["id"].startswith("AT") else "skeleton")
         assert r["tags"] and all(isinstance(t, str) for t in r["tags"])
-        assert r["flow"] and all(isinstance(u, str) for u in r["flow"])
+        # AT-17 only views the cache: no stage of its own computes
+        assert (r["flow"] or r["id"] == "AT-17") and all(isinstance(u, str) for u in r["flow"])
         assert isinstance(r["params"], dict)
         for name, p in r["params"].items():
             assert {"type", "default", "from"} <= set(p), name
@@ -158,7 +159,7 @@ def test_show_at10_json_inherits_the_mission_parameters(cli):
     assert rows["quant_mode"]["choices"] == ["none", "int8_w8a8", "mxfp8"]
     assert rows["out_dtype"]["choices"] == ["BF16", "FP32"]
     assert rows["has_gamma"]["type"] == "bool"
-    assert detail["used_by"] == SKELETONS
+    assert detail["used_by"] == ["SK-03", "SK-04", "SK-05"]
     assert detail["depends_on"] == ["AT-03", "AT-09"]
     assert detail["flow"] == ["V", "C"]
     assert [c["id"] for c in detail["constraints"]]

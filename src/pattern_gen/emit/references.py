@@ -26,6 +26,10 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-10": "norm_linear",
     "AT-11": "norm_linear",
     "AT-16": "cache_scatter",
+    "AT-17": "block_gather",
+    "AT-01": "attention",
+    "AT-12": "attention",
+    "AT-13": "attention",
 }
 
 

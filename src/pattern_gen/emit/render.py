@@ -99,6 +99,10 @@ def _op_context(op: COp) -> dict[str, Any]:
     for key in spec.attrs:
         value = op.attrs[key]
         ctx[key] = (_shape(value) if value is not None else "") if key in spec.shape_attrs else value
+    for key in ("extent", "value", "min", "max"):
+        # the single expression of a control or scalar op, not a one-entry list
+        if key in spec.shape_attrs and ctx.get(key):
+            ctx[key] = ctx[key][1:-1]
     if op.op == "cast":
         # A cast to the dtype the value already has (a card written for several input dtypes) is no op
         # a PyPTO engineer would write: the kernel just names the value.
@@ -107,6 +111,24 @@ def _op_context(op: COp) -> dict[str, Any]:
         if identity:
             ctx["note"] = "; ".join(filter(None, [f"already {ctx['to']}: no cast", ctx["note"]]))
     return ctx
+
+
+_INDENT = "    "
+
+
+def _indent(stages: list[dict[str, Any]], base: int) -> list[dict[str, Any]]:
+    """Give each stage header and op its indentation: ``loop``/``if`` open a block, ``else``
+    sits at the level of its ``if``, ``end`` closes one (and renders nothing)."""
+    depth = base
+    for stage in stages:
+        stage["pad"] = _INDENT * depth
+        for op in stage["ops"]:
+            if op["kind"] in ("else", "end"):
+                depth -= 1
+            op["pad"] = _INDENT * depth
+            if op["kind"] in ("loop", "if", "else"):
+                depth += 1
+    return stages
 
 
 def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]:
@@ -158,6 +180,19 @@ def test_values(unroll: int) -> list[int]:
     return sorted({2 * unroll, unroll + 1, 3, 1}, reverse=True)
 
 
+def _table_checks(plan: KernelPlan) -> list[dict[str, Any]]:
+    """Block tables and the key counts that read them: the host checks one against the other."""
+    out = []
+    for t in plan.inputs:
+        if t.role != "block_table":
+            continue
+        lens = next((x.name for x in plan.inputs if x.role == "lengths" and x.index_into == t.name), None)
+        cache = next(x for x in plan.inputs + plan.outputs if x.name == t.index_into)
+        blocks = cache.default_shape[0] // t.block_size
+        out.append({"name": t.name, "lens": lens, "cache": cache.name, "blocks": blocks, "block_size": t.block_size})
+    return [c for c in out if c["lens"] is not None]
+
+
 def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str, Any]:
     loop = plan.loop
     token_input = next(t for t in plan.inputs if t.token_axis is not None)
@@ -179,8 +214,8 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "cache_lines": [f"{name}.set_cache_policy(pypto.CachePolicy.{policy}, True)" for name, policy in plan.cache_policy.items()],
         "function": kernel_function_name(plan),
         "signature": _signature(plan),
-        "prologue": [_stage_context(s, card_files) for s in plan.prologue],
-        "stages": [_stage_context(s, card_files) for s in plan.stages],
+        "prologue": _indent([_stage_context(s, card_files) for s in plan.prologue], 1),
+        "stages": _indent([_stage_context(s, card_files) for s in plan.stages], 2),
         "token": "T",
         "token_source": token_input.name,
         "token_axis": token_input.token_axis,
@@ -196,8 +231,9 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "has_cache": any(t.role == "cache" for t in plan.outputs),
         "index_checks": [
             {"name": t.name, "into": t.index_into, "rows": render_expr(next(o for o in plan.outputs if o.name == t.index_into).shape[0])}
-            for t in plan.inputs if t.index_into
+            for t in plan.inputs if t.index_into and t.role == "index"
         ],
+        "table_checks": _table_checks(plan),
     }
 
 

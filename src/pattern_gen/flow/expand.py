@@ -121,9 +121,17 @@ class Expander(OpTyper):
                     )
             sub.names[local] = gname
             sub.inputs.add(local)
+        for local in getattr(callee, "scalars", {}):
+            given = bind.get(local)
+            if given is None:
+                raise self.fail(frame, path + ("bind",), "undefined-name", f"{callee.id} scalar {local!r} is not bound (bind it to a loop index or scalar)")
+            if given not in frame.dims:
+                raise self.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} scalar {local!r}: {given!r} is no scalar, loop index or dim here" + did_you_mean(given, frame.dims))
+            sub.dims[local] = frame.dims[given]
         for local in bind:
-            if local not in callee.inputs:
-                raise self.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} has no input {local!r}" + did_you_mean(local, callee.inputs))
+            if local not in callee.inputs and local not in getattr(callee, "scalars", {}):
+                known = list(callee.inputs) + list(getattr(callee, "scalars", {}))
+                raise self.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} has no input {local!r}" + did_you_mean(local, known))
 
     def new_frame(self, frame: Frame | None, callee: Any, params: Mapping[str, Any], as_: str, out: Mapping[str, str], label_prefix: str) -> Frame:
         prefix = f"{frame.prefix}_{as_}" if frame and frame.prefix else as_
@@ -193,8 +201,16 @@ class Expander(OpTyper):
         sub = self.new_frame(frame, callee, params, item.as_, out, label)
         self.bind_inputs(frame, callee, params, item.bind, path, sub)
         self.exp.cards_used.append(callee.id)
+        depth = len(self.exp.blocks)
         self.items(sub, callee.stages, ("stages",))
+        self.check_closed(sub, depth)
         self.finish_outputs(frame, sub, out, path)
+
+    def check_closed(self, frame: Frame, depth: int = 0) -> None:
+        """Every ``loop``/``if`` a card opens is closed by its own ``end``."""
+        if len(self.exp.blocks) > depth:
+            kind, index, card, path = self.exp.blocks[-1]
+            raise FlowError("flow-mismatch", f"this {kind} ({index}) is never closed: add {{op: end}} after its body", card, path)
 
     # -- stages ---------------------------------------------------------------------------------------
     def stage_label(self, frame: Frame, label: str, siblings: int) -> str:
@@ -301,7 +317,11 @@ def expand_atom(
         ex.exp.roles[name] = decl.role
         frame.names[name] = name
         frame.inputs.add(name)
+    for local in card.scalars:
+        frame.dims[local] = Name(local)
+    ex.free_scalars = set(card.scalars)
     ex.items(frame, card.stages, ("stages",))
+    ex.check_closed(frame)
     for name, decl in card.outputs.items():
         if decl.when.holds(params):
             if name not in ex.exp.types:
@@ -350,6 +370,7 @@ def expand_skeleton(
     ex.stage_overrides = {k: dict(v) for k, v in overrides.items()}
     ex.items(frame, card.prologue, ("prologue",), prologue=True, slot=fill_slot)
     ex.items(frame, card.stages, ("stages",), slot=fill_slot)
+    ex.check_closed(frame)
     unknown = set(overrides) - ex.used_overrides
     if unknown:
         stages = sorted(i.as_ for i in card.stages if isinstance(i, m.UseItem))

@@ -18,6 +18,7 @@ from ..cards import model as m
 from ..vocab.errors import ErrorCode, did_you_mean
 from ..vocab.expr import Expr, ExprError, Num, evaluate, names, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
+from .control import ControlOps
 from .frame import Frame, dims_equal
 from .types import (
     RESERVED,
@@ -36,7 +37,7 @@ __all__ = ["OpTyper"]
 Path = tuple[Any, ...]
 
 
-class OpTyper:
+class OpTyper(ControlOps):
     """Types single ops against the names defined so far in ``self.exp``."""
 
     def __init__(self, profile: Profile | None, dim_values: Mapping[str, int] | None = None) -> None:

@@ -151,4 +151,6 @@ class Expansion:
     roles: dict[str, str] = field(default_factory=dict)
     #: the names an ``assemble`` writes into (a skeleton must assemble every output)
     written: set[str] = field(default_factory=set)
+    #: the open control blocks while expanding: (kind, loop index, card, path)
+    blocks: list[tuple[str, str, str, tuple[Any, ...]]] = field(default_factory=list)
     cards_used: list[str] = field(default_factory=list)

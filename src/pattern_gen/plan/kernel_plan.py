@@ -73,6 +73,8 @@ class TensorPlan:
     tolerance: dict[str, Any] | None = None
     #: an index input: the cache output whose rows it selects (the host checks its values)
     index_into: str | None = None
+    #: a block table: the paged cache's tokens per block
+    block_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,7 @@ class KernelPlan:
         """The ``instance.json`` content (without the content hash)."""
 
         def tensors(items: list[TensorPlan]) -> list[dict[str, Any]]:
-            return [{k: v for k, v in asdict(t).items() if not (k == "index_into" and v is None)} for t in items]
+            return [{k: v for k, v in asdict(t).items() if not (k in ("index_into", "block_size") and v is None)} for t in items]
 
         return {
             "name": self.name,

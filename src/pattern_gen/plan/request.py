@@ -205,6 +205,12 @@ def coerce_dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dic
             problems.append(Problem("bad-dim", f"dim {key}={value} must be a multiple of {spec.multiple_of} ({spec.doc or 'alignment'})"))
         else:
             dims[key] = value
+    for key, spec in skeleton.dims.items():
+        other = spec.multiple_of_dim
+        if other in dims and dims[key] % dims[other]:
+            problems.append(Problem(
+                "bad-dim", f"dim {key}={dims[key]} must be a multiple of {other}={dims[other]} ({spec.doc or 'alignment'}); change --dim {key} or --dim {other}"
+            ))
     return dims, problems
 
 

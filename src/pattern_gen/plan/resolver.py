@@ -92,6 +92,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     inputs = tensor_plans(skeleton.inputs, {k: v for k, v in exp.inputs.items() if k in read}, env, values, skeleton.token_axis)
     outputs = tensor_plans(skeleton.outputs, exp.outputs, env, values, skeleton.token_axis)
     _check_capacity(inputs, outputs, example_t, c.unroll)
+    _check_blocks(inputs, outputs)
     for s in prologue + stages:
         notes += [f"{s.label}: {n}" for n in s.fit_notes]
     notes += options.notes
@@ -126,6 +127,22 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
         example_T=example_t,
         option_levels=options.levels,
     )
+
+
+def _check_blocks(inputs: list, outputs: list) -> None:
+    """A paged cache a block table reads must give each of the golden test's sequences (up to 4
+    decode sequences, or 2 prefill ones of up to 2 x 4 tokens) at least the blocks its tokens need."""
+    for t in inputs:
+        if t.role != "block_table":
+            continue
+        cache = next(x for x in inputs + outputs if x.name == t.index_into)
+        blocks = cache.default_shape[0] // t.block_size
+        if blocks < 4 or (blocks // 2) * t.block_size < 5:
+            raise PatternGenError(Problem(
+                "bad-dim",
+                f"{cache.name} holds {blocks} blocks of {t.block_size} tokens: the golden test needs 4 sequences of at least one block "
+                f"(and 2 sequences of 5 tokens); raise --dim " + " or --dim ".join(sorted(names(parse(cache.shape[0])))),
+            ))
 
 
 def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> None:

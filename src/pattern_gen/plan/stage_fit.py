@@ -75,6 +75,13 @@ def fit_stage(
             notes.append(f"no vec tile advice for {stage.label!r}: {start} from its widest op")
         vec, fit = fit_vec_tile(stage.label, uses, start, profile)
         notes += fit
+    else:
+        # a stage that only moves data takes no tile, unless its card asks for one (PyPTO copies
+        # some views, and a copy needs a vec tile in force)
+        advice, dims = _tile_advice(cat, skeleton, stage, "vec")
+        if advice is not None and advice.vec is not None:
+            vec = [int(evaluate(simplify(substitute(parse(v), dims)), values)) for v in advice.vec]
+            notes.append(f"vec tile {list(vec)} from the card: the stage only moves data")
     return StagePlan(stage.label, stage.unit, stage.card, stage.title, stage.hoist, vec, cube, notes, stage, split_k)
 
 
@@ -113,7 +120,8 @@ def tensor_plans(decls: Mapping[str, m.TensorDecl], exp_types: Mapping[str, Any]
         axis = next((i for i, s in enumerate(symbolic) if s == token), None)
         rule = next((r for r in decl.tolerance if r.when.holds(env)), None)
         tol = None if rule is None else {k: getattr(rule, k) for k in ("atol", "rtol", "ratio", "why") if getattr(rule, k) is not None}
-        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis, tol, decl.index_into))
+        block = int(eval_shape([decl.block_size], values)[0]) if decl.block_size is not None else None
+        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis, tol, decl.index_into, block))
     return out
 
 

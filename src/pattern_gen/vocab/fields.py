@@ -123,4 +123,7 @@ DTypeValue = Union[DType, ParamRef]
 #: what a tensor is for (inputs default to ``activation``, outputs to ``output``)
 #: ``cache``: an output the caller passes in with its content (a KV cache) and the kernel updates
 #: in place; ``index``: an input whose values select rows of a cache (``index_into``)
-Role = Literal["activation", "weight", "scale", "bias", "output", "norm_out", "norm_scale", "cache", "index"]
+#: ``block_table``: an input of block numbers of a paged cache (``index_into`` names the cache,
+#: ``block_size`` its tokens per block); ``lengths``: the key count per row of a block table
+#: (``index_into`` names the table)
+Role = Literal["activation", "weight", "scale", "bias", "output", "norm_out", "norm_scale", "cache", "index", "block_table", "lengths"]

@@ -46,6 +46,15 @@ __all__ = [
     "ReshapeOp",
     "BufferOp",
     "ScatterUpdateOp",
+    "LoopOp",
+    "IfOp",
+    "ElseOp",
+    "EndOp",
+    "ScalarOp",
+    "ReadOp",
+    "ExtentOp",
+    "StoreOp",
+    "BLOCK_OPEN",
     "CallOp",
     "OP_MODELS",
     "OP_FAMILY",
@@ -159,6 +168,80 @@ class ScatterUpdateOp(_Op):
     into: Name
 
 
+# --- control flow and scalars (an attention's nested loops; they do no V/C work) -----------------
+
+
+class LoopOp(_Op):
+    """Opens ``for <index> in pypto.loop(<extent>, name=..., idx_name=...):`` inside the token loop;
+    the ops up to the matching ``end`` are its body. ``index`` is a scalar for later shapes."""
+
+    op: Literal["loop"]
+    extent: ExprValue
+    index: Name
+    name: str
+    unroll: list[Annotated[int, Field(gt=0)]] | None = None
+
+
+class IfOp(_Op):
+    """Opens ``if pypto.is_loop_begin(<loop>):`` (``cond: begin``) or ``is_loop_end`` (``end``)."""
+
+    op: Literal["if"]
+    cond: Literal["begin", "end"]
+    loop: Name
+
+
+class ElseOp(_Op):
+    op: Literal["else"]
+
+
+class EndOp(_Op):
+    """Closes the innermost open ``loop`` or ``if``."""
+
+    op: Literal["end"]
+
+
+class ScalarOp(_Op):
+    """A symbolic scalar: ``out = <value>``, optionally clamped (``(v).min(min)``, ``.max(max)``)."""
+
+    op: Literal["scalar"]
+    value: ExprValue
+    min: ExprValue | None = None
+    max: ExprValue | None = None
+    out: Name
+
+
+class ReadOp(_Op):
+    """One element of an INT32 tensor as a symbolic scalar (PyPTO's GetTensorData): a block-table
+    entry, a sequence length. ``max`` clamps it from below (a -1 padding entry reads as 0)."""
+
+    op: Literal["read"]
+    in_: Name = Field(alias="in")
+    index: Shape
+    max: ExprValue | None = None
+    out: Name
+
+
+class ExtentOp(_Op):
+    """The run-time extent of a tensor's axis: ``out = <in>.shape[axis]`` (a batch size)."""
+
+    op: Literal["extent"]
+    in_: Name = Field(alias="in")
+    axis: int = 0
+    out: Name
+
+
+class StoreOp(_Op):
+    """``into[:] = in``: replaces the whole content of a named buffer (an accumulator update)."""
+
+    op: Literal["store"]
+    in_: Name = Field(alias="in")
+    into: Name
+
+
+#: ops that open an indented block of the kernel body (closed by ``end``)
+BLOCK_OPEN: tuple[str, ...] = ("loop", "if")
+
+
 class CallOp(Strict):
     """Inline a single-stage atom into this stage: its ops, with locals prefixed by ``as``."""
 
@@ -207,6 +290,8 @@ class OpSpec:
     #: attributes the emitted call and the pseudo-code show, and which of them are shapes
     attrs: tuple[str, ...] = ()
     shape_attrs: tuple[str, ...] = ()
+    #: ptosim records it as an op the cost model prices (control flow and scalars are not)
+    records: bool = True
 
     @property
     def pypto_name(self) -> str:
@@ -239,6 +324,14 @@ OPS: dict[str, OpSpec] = {
         *_family(AssembleOp, "assemble", ("assemble",), unit="any", footprint=None, dtype_checked=False, attrs=("offsets",), shape_attrs=("offsets",), pseudo="assemble({arg0} -> {arg1} at {offsets})"),
         *_family(ReshapeOp, "reshape", ("reshape",), unit="any", footprint=None, dtype_checked=False, attrs=("shape", "inplace"), shape_attrs=("shape",), pseudo="{out} = reshape({args}, {shape})"),
         *_family(ScatterUpdateOp, "scatter", ("scatter_update",), unit="V", footprint="unary", dtype_checked=False, pseudo="scatter_update(rows, index, into cache: {args})"),
+        *_family(LoopOp, "loop", ("loop",), records=False, unit="any", footprint=None, dtype_checked=False, api="loop", attrs=("extent", "index", "name", "unroll"), shape_attrs=("extent",), pseudo="for {index} in loop({extent}):"),
+        *_family(IfOp, "if", ("if",), records=False, unit="any", footprint=None, dtype_checked=False, api="is_loop_begin", attrs=("cond", "loop"), pseudo="if loop_{cond}({loop}):"),
+        *_family(ElseOp, "else", ("else",), records=False, unit="any", footprint=None, dtype_checked=False, api="cond", pseudo="else:"),
+        *_family(EndOp, "end", ("end",), records=False, unit="any", footprint=None, dtype_checked=False, api="cond", pseudo="end"),
+        *_family(ScalarOp, "scalar", ("scalar",), records=False, unit="any", footprint=None, dtype_checked=False, api="SymbolicScalar", attrs=("value", "min", "max"), shape_attrs=("value", "min", "max"), pseudo="{out} = scalar {value}"),
+        *_family(ReadOp, "read", ("read",), records=False, unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("index", "max"), shape_attrs=("index", "max"), pseudo="{out} = {args}{index}"),
+        *_family(ExtentOp, "extent", ("extent",), records=False, unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("axis",), pseudo="{out} = {args}.shape[{axis}]"),
+        *_family(StoreOp, "store", ("store",), unit="any", footprint=None, dtype_checked=False, api="assemble", pseudo="{arg1}[:] = {arg0}"),
         *_family(BufferOp, "buffer", ("buffer",), unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("shape", "dtype", "name"), shape_attrs=("shape",), pseudo="{out} = buffer({name}, {shape}, {dtype})"),
     ]
 }

@@ -61,7 +61,8 @@ class _CardBase(Strict):
     title: str
     summary: str
     tags: list[str] = Field(min_length=1)
-    flow: list[FlowUnit] = Field(min_length=1)
+    #: the units of the stages that compute, in order (empty for an atom that only views data)
+    flow: list[FlowUnit]
     upstream_flow: list[FlowUnit]
     examples: list[str] = Field(default_factory=list)
     depends_on: list[str] = Field(default_factory=list)
@@ -92,6 +93,9 @@ class _CardBase(Strict):
 
 class AtomCard(_CardBase):
     kind: Literal["atom"]
+    #: symbolic scalars the atom reads (a loop index, a block number), bound by the caller's
+    #: ``bind:`` to its own scalars; name -> what it means
+    scalars: dict[Name, str] = Field(default_factory=dict)
     stages: list[Item] = Field(min_length=1)
     upgrades: list[Upgrade] = Field(default_factory=list)
 
@@ -100,6 +104,8 @@ class DimSpec(Strict):
     #: the dim must be a multiple of this (e.g. 32 for MX blocks along K); the resolver divides by
     #: it. Before ``default``, so that the default's validator sees it.
     multiple_of: int = Field(default=1, gt=0)
+    #: the dim must be a multiple of another dim of the card (GQA: NQ of NKV)
+    multiple_of_dim: Name | None = None
     default: int = Field(gt=0)
     doc: str = ""
 

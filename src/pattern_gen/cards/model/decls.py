@@ -12,6 +12,7 @@ from ...vocab.fields import (
     DType,
     DTypeList,
     ParamRef,
+    ExprValue,
     Role,
     Shape,
     Strict,
@@ -120,4 +121,7 @@ class TensorDecl(Strict):
     #: refuses a value outside the cache (PyPTO 0.2.0's scatter stops at one), a repeated slot, and
     #: a -1 (skip) before a real slot; -1 is allowed only for padding tokens at the end
     index_into: str | None = None
+    #: a ``block_table`` input: the paged cache's tokens per block (the host checks the lengths
+    #: against the table's coverage)
+    block_size: ExprValue | None = None
     doc: str = ""

@@ -48,6 +48,9 @@ def reference_problems(cat: Catalogue, card: Any) -> list[Problem]:
             )
     for name, decl in card.inputs.items():
         target = decl.index_into
+        if decl.role in ("block_table", "lengths"):
+            problems += _paged_problems(cat, card, name, decl)
+            continue
         out = card.outputs.get(target) if target is not None else None
         if target is not None and (out is None or out.role != "cache" or decl.role != "index"):
             caches = [n for n, d in card.outputs.items() if d.role == "cache"]
@@ -70,6 +73,23 @@ def reference_problems(cat: Catalogue, card: Any) -> list[Problem]:
         if up.to not in cat.cards:
             problems.append(Problem("unknown-card", f"upgrade to unknown card {up.to!r}", **cat.where(card.id, ("upgrades", i, "to"))))
     return problems
+
+
+def _paged_problems(cat: Catalogue, card: Any, name: str, decl: Any) -> list[Problem]:
+    """A block table names the 2-D cache it addresses and its block size; a lengths input names
+    its block table (the host checks one against the other)."""
+    if decl.role == "block_table":
+        cache = card.inputs.get(decl.index_into) or card.outputs.get(decl.index_into)
+        if cache is None or len(cache.shape) != 2 or decl.block_size is None:
+            return [Problem("card-schema", f"inputs.{name}: a block_table needs index_into: <its 2-D paged cache> and block_size: <tokens per block>",
+                            **cat.where(card.id, ("inputs", name, "role")))]
+        return []
+    table = card.inputs.get(decl.index_into) if decl.index_into else None
+    if table is None or table.role != "block_table":
+        tables = [n for n, d in card.inputs.items() if d.role == "block_table"]
+        return [Problem("card-schema", f"inputs.{name}: lengths needs index_into: <its block_table input> (this card's: {', '.join(tables) or 'none'})",
+                        **cat.where(card.id, ("inputs", name, "role")))]
+    return []
 
 
 def cycle_problems(cat: Catalogue) -> list[Problem]:

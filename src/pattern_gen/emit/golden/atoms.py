@@ -270,3 +270,23 @@ def make_weight(rng, n, k, *, layout, quant_mode="none", quiet_rows=()):
     if quant_mode == "int8_w8a8":
         return quant_weight_int8(w, channel_axis=0 if layout == "nk" else 1)
     return store(w, "BF16"), None
+
+
+# AT-17 Block-table gather, AT-12/AT-01/AT-13 attention -----------------------------------------------
+
+
+def block_gather(cache, table_row, n_keys, block_size, head, head_dim):
+    """AT-17: the first ``n_keys`` keys (or values) of a sequence, head ``head``: token p lives in
+    cache row table_row[p // block_size] * block_size + p % block_size (vLLM's paged layout)."""
+    p = np.arange(int(n_keys))
+    rows = np.asarray(table_row, np.int64)[p // block_size] * block_size + p % block_size
+    return np.asarray(cache)[rows, head * head_dim:(head + 1) * head_dim]
+
+
+def attention(q, k, v, scale):
+    """AT-12 + AT-01 + AT-13 as plain softmax attention in float64 — independent of the online
+    formulation: softmax(q·kᵀ·scale) over all keys at once, then ·v. q [M, D], k/v [N, D] -> [M, D]."""
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    s = q @ k.T * float(scale)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ v
