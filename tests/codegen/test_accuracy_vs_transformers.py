@@ -25,7 +25,7 @@ from transformers.models.deepseek_v3.modeling_deepseek_v3 import (  # noqa: E402
     DeepseekV3RMSNorm,
     apply_rotary_pos_emb_interleave,
 )
-from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm, apply_rotary_pos_emb  # noqa: E402
+from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm, apply_rotary_pos_emb, eager_attention_forward  # noqa: E402
 
 from pattern_gen.emit.render import module_id  # noqa: E402
 
@@ -118,8 +118,46 @@ def test_sk05_is_as_accurate_as_qwen3_modules(instance_factory, small, T, capsys
     compare("v_cache rows", out["v_cache"][slots[live]].reshape(-1, NKV, D), v[live], v64[live], report)
     untouched = np.setdiff1d(np.arange(out["k_cache"].shape[0]), slots[live])
     assert np.array_equal(out["k_cache"][untouched].view(np.int16), inp["k_cache"][untouched].view(np.int16))
+    compare("attn", out["attn"], *_attention(inp, q, k, v, q64, k64, v64, golden.STAGE_PARAMS, d), report)
     with capsys.disabled():
         print(f"\nSK-05 T={T} vs float64: " + "; ".join(report))
+
+
+class _Attn(torch.nn.Module):
+    """What Qwen3's eager attention reads of its module."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.num_key_value_groups = groups
+        self.eval()
+
+
+def _attention(inp: dict, q: Any, k: Any, v: Any, q64: np.ndarray, k64: np.ndarray, v64: np.ndarray, stage: dict, d: dict) -> tuple[Any, np.ndarray]:
+    """Phase 2 both ways: each token over its sequence's keys (the history the caches held, this
+    call's keys from the prolog) — transformers' eager attention in BF16 and float64 math."""
+    NQ, NKV, D, BS = d["NQ"], d["NKV"], d["D"], d["BS"]
+    scale = stage.get("attn_softmax", {}).get("scale", 0.08838834764831845)  # AT-01's default
+    slots, table, lens = inp["slot_mapping"], inp["block_table"], inp["context_lens"]
+    live = slots >= 0
+    kc64, vc64 = f64(inp["k_cache"]).reshape(-1, NKV, D), f64(inp["v_cache"]).reshape(-1, NKV, D)
+    kc64[slots[live]], vc64[slots[live]] = k64[live], v64[live]
+    kc, vc = bf16(inp["k_cache"]).view(-1, NKV, D).clone(), bf16(inp["v_cache"]).view(-1, NKV, D).clone()
+    kc[torch.from_numpy(slots[live].astype(np.int64))] = k[live]
+    vc[torch.from_numpy(slots[live].astype(np.int64))] = v[live]
+    module = _Attn(NQ // NKV)
+    hf, ref = [], np.zeros((len(lens), NQ, D))
+    for t, n in enumerate(lens):
+        rows = np.array([table[t, p // BS] * BS + p % BS for p in range(int(n))])
+        with torch.no_grad():
+            o, _ = eager_attention_forward(
+                module, q[t][None, :, None, :], kc[rows].permute(1, 0, 2)[None], vc[rows].permute(1, 0, 2)[None], None, scale
+            )
+        hf.append(o[0, 0])
+        for h in range(NQ):
+            s = kc64[rows, h // (NQ // NKV)] @ q64[t, h] * scale
+            w = np.exp(s - s.max())
+            ref[t, h] = (w / w.sum()) @ vc64[rows, h // (NQ // NKV)]
+    return torch.stack(hf), ref
 
 
 # --- SK-04: the MLA prolog (DeepSeek-V4 layout) through DeepSeek-V3's modules ---------------------------

@@ -1,4 +1,4 @@
-"""The SK-01 golden test catches the attention bugs a kernel designer makes: each fault is one
+"""The SK-01 and SK-05 (phase 2) golden tests catch the attention bugs a kernel designer makes: each fault is one
 line of the generated kernel rewritten as the bug would write it (the accumulator not rescaled,
 the length mask off by one, keys and values swapped, the wrong kv head for a query group, the
 block number not read through the table), and the instance's own golden test must then fail —
@@ -13,21 +13,32 @@ import pytest
 
 from .test_fault_injection import load_generated_test
 
-#: fault -> (line of the generated kernel, what the bug writes instead)
+#: fault -> (line of the generated kernel, what the bug writes instead); ``{p}`` is the softmax's
+#: name prefix and ``{t}`` the token index of the attention loop
 FAULTS = {
-    "accumulator not rescaled": ("softmax_o_old = pypto.mul(oi, softmax_alpha)", "softmax_o_old = oi"),
-    "sum not rescaled": ("softmax_l_old = pypto.mul(li, softmax_alpha)", "softmax_l_old = li"),
+    "accumulator not rescaled": ("{p}_o_old = pypto.mul(oi, {p}_alpha)", "{p}_o_old = oi"),
+    "sum not rescaled": ("{p}_l_old = pypto.mul(li, {p}_alpha)", "{p}_l_old = li"),
     "mask one key too far": ("valid = (n_ctx - j * BS).min(BS)", "valid = (n_ctx - j * BS + 1).min(BS)"),
     "keys and values swapped": ("k_j = pypto.view(k_cache,", "k_j = pypto.view(v_cache,"),
     "kv head of the wrong group": ("[blk * BS, h * D]", "[blk * BS, (NKV - 1 - h) * D]"),
-    "block table ignored": ("blk = block_table[t_off, j].max(0)", "blk = j"),
+    "block table ignored": ("blk = block_table[{t}, j].max(0)", "blk = j"),
+}
+#: instance -> (skeleton, atoms, dims key, params, softmax prefix, token index)
+INSTANCES = {
+    "sk01": ("SK-01", "AT-01", {"scale": 0.125}, "softmax", "t_off"),
+    "sk05": ("SK-05", "AT-10", {"attn_softmax.scale": 0.125}, "attn_softmax", "t2"),
 }
 T_DECODE, T_PREFILL = 3, 9
 
 
 @pytest.fixture(scope="module")
-def sk01(instance_factory, small) -> Path:
-    return instance_factory("SK-01", "AT-01", dims=small["SK-01"], params={"scale": 0.125})
+def folders(instance_factory, small) -> dict[str, Path]:
+    out = {}
+    for key, (sk, atoms, params, _, _) in INSTANCES.items():
+        stage = {k.split(".")[0]: {k.split(".")[1]: v} for k, v in params.items() if "." in k}
+        bare = {k: v for k, v in params.items() if "." not in k}
+        out[key] = instance_factory(sk, atoms, dims=small[sk], params=bare, stage_params=stage)
+    return out
 
 
 def _run(folder: Path, T: int) -> bool:
@@ -39,15 +50,18 @@ def _run(folder: Path, T: int) -> bool:
     return True
 
 
-def test_unpatched_passes_decode_and_prefill(sk01):
-    assert _run(sk01, T_DECODE) and _run(sk01, T_PREFILL)
+@pytest.mark.parametrize("key", list(INSTANCES))
+def test_unpatched_passes_decode_and_prefill(folders, key):
+    assert _run(folders[key], T_DECODE) and _run(folders[key], T_PREFILL)
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_fault_fails_the_golden_test(sk01, tmp_path, fault):
-    line, bug = FAULTS[fault]
-    folder = tmp_path / sk01.name
-    shutil.copytree(sk01, folder)
+@pytest.mark.parametrize("key", list(INSTANCES))
+def test_fault_fails_the_golden_test(folders, tmp_path, key, fault):
+    prefix, token = INSTANCES[key][3:]
+    line, bug = (x.format(p=prefix, t=token) for x in FAULTS[fault])
+    folder = tmp_path / folders[key].name
+    shutil.copytree(folders[key], folder)
     kernel = folder / "kernel.py"
     text = kernel.read_text()
     assert line in text, f"the generated kernel no longer has {line!r}: update the fault"

@@ -118,14 +118,17 @@ def test_sk04_int8_io(resolve_req, small):
 
 def test_sk05_default_plan(resolve_req):
     plan = resolve_req("SK-05", "AT-10")
-    assert plan.dims == {"H": 2048, "NQ": 16, "NKV": 8, "D": 128, "NB": 8, "BS": 128}
-    assert set(_io(plan.inputs)) == {"x", "residual", "gamma", "weight", "q_gamma", "k_gamma", "cos", "sin", "slot_mapping"}
+    assert plan.dims == {"H": 2048, "NQ": 16, "NKV": 8, "D": 128, "NB": 8, "BS": 128, "MB": 8}
+    assert set(_io(plan.inputs)) == {
+        "x", "residual", "gamma", "weight", "q_gamma", "k_gamma", "cos", "sin", "slot_mapping", "block_table", "context_lens",
+    }
     assert next(t for t in plan.inputs if t.name == "slot_mapping").index_into == "k_cache"
     assert _io(plan.outputs) == {
         "q": (["T", "NQ", "D"], "BF16", "output"),
         "k_cache": (["NB*BS", "NKV*D"], "BF16", "cache"),
         "v_cache": (["NB*BS", "NKV*D"], "BF16", "cache"),
         "residual_out": (["T", "H"], "BF16", "output"),
+        "attn": (["T", "NQ", "D"], "BF16", "output"),
     }
     labels = [s.label for s in plan.all_stages]
     for label in ("add_residual", "qkv_proj.rmsnorm", "qkv_proj.linear", "q_norm", "k_norm"):
@@ -134,7 +137,10 @@ def test_sk05_default_plan(resolve_req):
     buffers = [op for s in plan.stages for op in s.stage.ops if op.op == "buffer"]
     assert {op.attrs["name"] for op in buffers} >= {"q_tmp", "k_tmp", "v_tmp"}, "named hand-off buffers"
     assert plan.cache_policy == {"weight": "NONE_CACHEABLE"}, "q_gamma/k_gamma/gamma are not matmul weights"
-    assert any("flash" in item.lower() or "phase 2" in item.lower() for item in plan.left_out)
+    # phase 2 runs after the token loop, over the caches phase 1 wrote
+    after = [s.label for s in plan.stages if s.stage.after_loop]
+    assert after[0] == "attn_sequence" and after[-1] == "attn_finalize" and "attn_softmax.first" in after
+    assert not any(s.stage.after_loop for s in plan.stages[: plan.stages.index(_stage(plan, "v_cache_write")) + 1])
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ class Catalogue:
     def calls_of(self, card: Any) -> list[str]:
         """Cards a card calls or splices directly (ops ``call:``, items ``use:``, slot defaults)."""
         out: list[str] = []
-        items = list(card.stages) + list(getattr(card, "prologue", []))
+        items = list(card.stages) + list(getattr(card, "prologue", [])) + list(getattr(card, "after", []))
         for item in items:
             if isinstance(item, m.UseItem):
                 out.append(item.use)

@@ -17,7 +17,7 @@ from ..docs.svg import timeline_svg
 from ..output.writer import sync_folder
 from ..plan.manifest import load_manifest, to_request
 from ..plan.resolver import resolve
-from ..tune.curves import CURVE_TS, simulator_fingerprint, unroll_curves
+from ..tune.curves import curve_ts, simulator_fingerprint, unroll_curves
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.resources import repo_root
 from .app import main
@@ -61,7 +61,7 @@ def _unroll_curves(cat: Any, plans: list[Any], generated: Path, cache_path: Path
         if plan.platform not in fingerprints:
             fingerprints[plan.platform] = simulator_fingerprint(cat.platform(plan.platform).source)
         meta = json.loads((generated / plan.name / "instance.json").read_text(encoding="utf-8"))
-        key = f"{meta.get('content_hash', '')}|{fingerprints[plan.platform]}|T={','.join(map(str, CURVE_TS))}"
+        key = f"{meta.get('content_hash', '')}|{fingerprints[plan.platform]}|T={','.join(map(str, curve_ts(plan)))}"
         old = cached.get(plan.name) if isinstance(cached, dict) else None
         if isinstance(old, dict) and old.get("key") == key:
             entries[plan.name] = old

@@ -195,8 +195,7 @@ def card_detail(cat: Catalogue, card: Any) -> dict[str, Any]:
                 "slot": {"name": slot_name, "accepts": slot.accepts, "default": slot.default, "doc": slot.doc},
                 "fixed_stages": [
                     {"as": i.as_, "card": i.use, "params": {k: v for k, v in i.params.items() if not isinstance(v, m.ParamRef)}}
-                    for i in card.stages
-                    if isinstance(i, m.UseItem)
+                    for i in card.fixed_stages
                 ],
                 "slot_defaults": dict(card.slot_defaults),
                 "left_out": list(card.left_out),
@@ -227,7 +226,11 @@ def op_text(op: COp) -> str:
     fields.update({f"arg{i}": _arg(a) for i, a in enumerate(op.args)})
     for key in spec.attrs:
         value = op.attrs[key]
-        if key in spec.shape_attrs:
+        if key in ("min", "max"):  # a clamp of a scalar, as the kernel spells it
+            fields[key] = "" if value is None else f".{key}({render_expr(value[0])})"
+        elif key in ("extent", "value"):  # one expression, not a shape
+            fields[key] = render_expr(value[0])
+        elif key in spec.shape_attrs:
             fields[key] = "" if value is None else "[" + ", ".join(render_expr(s) for s in value) + "]"
         elif isinstance(value, bool):
             fields[key] = f", {_FLAG_TEXT.get(key, key)}" if value else ""

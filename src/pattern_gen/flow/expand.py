@@ -41,6 +41,8 @@ class Expander(OpTyper):
         self.catalogue = catalogue
         #: ``SLOT.param=value`` overrides for a skeleton's fixed stages, by their ``as`` name
         self.stage_overrides: dict[str, dict[str, Any]] = {}
+        #: expanding a skeleton's ``after:`` items (the stages after the token loop)
+        self.after_loop = False
         self.used_overrides: set[str] = set()
 
     # -- ops ----------------------------------------------------------------------------------------
@@ -225,6 +227,8 @@ class Expander(OpTyper):
             if not target:
                 raise self.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage: there is no stage to continue")
             stage = target[-1]
+            if stage.after_loop != self.after_loop:
+                raise self.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage after the token loop: the stage before it is inside the loop")
             if s.unit != stage.unit and any(op.op not in SCALAR_OPS for op in s.ops):
                 raise self.fail(frame, path + ("unit",), "flow-mismatch", f"merging a {s.unit} stage into the {stage.unit} stage {stage.label!r}")
             for j, op in enumerate(s.ops):
@@ -234,7 +238,7 @@ class Expander(OpTyper):
         if hoist and frame.label_prefix:
             label = f"{frame.label_prefix}.{s.label}"
         title = f"{frame.card.id} {frame.card.title}"
-        stage = CStage(label, s.unit, hoist, [], frame.card.id, title, path, s.doc, s.label, dict(frame.dims))
+        stage = CStage(label, s.unit, hoist, [], frame.card.id, title, path, s.doc, s.label, dict(frame.dims), self.after_loop and not hoist)
         for j, op in enumerate(s.ops):
             self.op(frame, op, s.unit, path + ("ops", j), stage)
         if stage.ops:
@@ -371,9 +375,12 @@ def expand_skeleton(
     ex.items(frame, card.prologue, ("prologue",), prologue=True, slot=fill_slot)
     ex.items(frame, card.stages, ("stages",), slot=fill_slot)
     ex.check_closed(frame)
+    ex.after_loop = True
+    ex.items(frame, card.after, ("after",), slot=fill_slot)
+    ex.check_closed(frame)
     unknown = set(overrides) - ex.used_overrides
     if unknown:
-        stages = sorted(i.as_ for i in card.stages if isinstance(i, m.UseItem))
+        stages = sorted(i.as_ for i in card.fixed_stages)
         name = sorted(unknown)[0]
         raise FlowError("unknown-param", f"{card.id} has no fixed stage {name!r}; fixed stages: {', '.join(stages)}" + did_you_mean(name, stages), card.id, ())
     for name in ex.exp.outputs:

@@ -130,6 +130,8 @@ class CStage:
     local_label: str = ""
     #: the card's dim names in the kernel's terms (to evaluate the card's tile advice)
     dims: dict[str, Expr] = field(default_factory=dict)
+    #: the stage runs after the token loop (a skeleton's ``after:`` phase)
+    after_loop: bool = False
     #: (id, title) of the atoms whose ops a ``call:`` inlined here, in order — the cards the ops cite
     calls: list[tuple[str, str]] = field(default_factory=list)
 

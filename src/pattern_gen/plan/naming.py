@@ -154,7 +154,7 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
     for token in tokens[2:]:
         if "." in token:
             stage, _, rest = token.partition(".")
-            fixed = {i.as_: i.use for i in skeleton.stages if getattr(i, "use", None)}
+            fixed = {i.as_: i.use for i in skeleton.fixed_stages}
             if stage not in fixed:
                 raise bad(f"{stage!r} is not a fixed stage of {skeleton_id}" + did_you_mean(stage, fixed))
             decoded = _decode_value(naming, rest, catalogue.effective_params(fixed[stage]))

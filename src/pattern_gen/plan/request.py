@@ -137,7 +137,7 @@ def slot_params(cat: Catalogue, skeleton: m.SkeletonCard, atom: Any, given: Mapp
 
 
 def stage_params(cat: Catalogue, skeleton: m.SkeletonCard, given: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], list[Problem]]:
-    fixed = {i.as_: i for i in skeleton.stages if isinstance(i, m.UseItem)}
+    fixed = {i.as_: i for i in skeleton.fixed_stages}
     out: dict[str, dict[str, Any]] = {}
     problems = []
     for stage, params in given.items():

@@ -19,10 +19,21 @@ from ..plan.kernel_plan import KernelPlan
 from .evaluate import Evaluator
 from .space import tuning_space
 
-__all__ = ["CURVE_TS", "unroll_curves", "simulator_fingerprint"]
+__all__ = ["CURVE_TS", "curve_ts", "unroll_curves", "simulator_fingerprint"]
 
 #: token counts of the plot (log-spaced: decode to a prefill chunk)
 CURVE_TS = (1, 4, 16, 64, 256)
+#: a kernel with a phase after the token loop (SK-05's attention) adds the same per-token work to
+#: every unroll candidate; its plot stops at 64 tokens (at 256 the attention's tasks dominate and
+#: the cost model needs minutes and gigabytes per point)
+PHASED_MAX_T = 64
+
+
+def curve_ts(plan: KernelPlan) -> tuple[int, ...]:
+    """The token counts of a plan's plot."""
+    if any(s.stage.after_loop for s in plan.stages):
+        return tuple(T for T in CURVE_TS if T <= PHASED_MAX_T)
+    return CURVE_TS
 
 
 def simulator_fingerprint(profile_source: str | Path | None) -> str:
@@ -43,13 +54,14 @@ def simulator_fingerprint(profile_source: str | Path | None) -> str:
 def unroll_curves(
     cat: Catalogue,
     plan: KernelPlan,
-    Ts: Sequence[int] = CURVE_TS,
+    Ts: Sequence[int] | None = None,
     *,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[int, dict[int, float]]:
     """``{unroll: {T: µs}}`` for every unroll candidate of the plan's skeleton (its tiles and
     options as they are); a candidate the platform refuses is left out."""
+    Ts = curve_ts(plan) if Ts is None else Ts
     space = tuning_space(plan, cat.card(plan.skeleton).loop.candidates, all_unrolls=True)
     weights: Mapping[int, float] = {int(T): 1.0 / len(Ts) for T in Ts}
     configs = [space.default.with_pick(0, i) for i in range(len(space.axes[0].choices))]

@@ -16,7 +16,7 @@ from ...vocab.fields import ALWAYS, Name, Strict, When
 from .decls import ParamSpec, TensorDecl
 from .performance import Performance
 from .regimes import Regime
-from .stages import Item
+from .stages import Item, UseItem
 
 __all__ = [
     "Variant",
@@ -156,9 +156,16 @@ class SkeletonCard(_CardBase):
     slot_defaults: dict[str, Union[bool, int, float, str]] = Field(default_factory=dict)
     prologue: list[Item] = Field(default_factory=list)
     stages: list[Item] = Field(min_length=1)
+    #: a second phase after the token loop (SK-05's attention): it opens its own loops
+    after: list[Item] = Field(default_factory=list)
     left_out: list[str] = Field(default_factory=list)
     #: special shape classes with their own settings (the first whose rule holds applies)
     regimes: list[Regime] = Field(default_factory=list)
+
+    @property
+    def fixed_stages(self) -> list[UseItem]:
+        """The ``use:`` items of every phase (before, in and after the token loop)."""
+        return [i for i in [*self.prologue, *self.stages, *self.after] if isinstance(i, UseItem)]
 
 
 Card = Annotated[Union[AtomCard, SkeletonCard], Field(discriminator="kind")]

@@ -52,12 +52,15 @@ def make_inputs(T: int, seed: int = 0) -> dict:
     x = activations(rng, T, DIMS["H"])
     residual = activations(rng, T, DIMS["H"])
     cos, sin = rope_angles(rng, T, DIMS["D"])
-    slots = DIMS["NB"] * DIMS["BS"]
     width = DIMS["NKV"] * DIMS["D"]
+    # phase 1 writes each token's k/v at its position's slot; phase 2 reads the sequences back
+    table, lens, slots, owned = paged_sequences(rng, T, DIMS["NB"], DIMS["BS"], DIMS["MB"], padded=True)
     caches = {
-        "slot_mapping": cache_slots(rng, T, slots),
-        "k_cache": uniform(rng, (slots, width), -1.0, 1.0),  # earlier tokens' entries: must survive
-        "v_cache": uniform(rng, (slots, width), -1.0, 1.0),
+        "slot_mapping": slots,
+        "k_cache": loud_cache(rng, owned, width, key=True),  # earlier tokens' entries: must survive
+        "v_cache": loud_cache(rng, owned, width, key=False),
+        "block_table": table,
+        "context_lens": lens,
     }
     return {"x": x, "residual": residual, "cos": cos, "sin": sin, **caches, **_weights(seed)}
 
@@ -81,4 +84,7 @@ def golden(inputs: Mapping[str, np.ndarray]) -> dict:
     v = store(f32(qkv[:, nq + nkv:]), "BF16")
     out["k_cache"] = cache_scatter(inputs["k_cache"], inputs["slot_mapping"], k_rot)
     out["v_cache"] = cache_scatter(inputs["v_cache"], inputs["slot_mapping"], v)
+    # phase 2 reads q as phase 1 stored it (BF16) and the caches as phase 1 left them
+    out["attn"] = store(paged_attention(out["q"], out["k_cache"], out["v_cache"], inputs["block_table"], inputs["context_lens"],
+                                        d["NKV"], D, d["BS"], _stage("attn_softmax", "scale", 0.08838834764831845)), "BF16")
     return out
