@@ -39,7 +39,7 @@ def getitem(t: Tensor, key: Any) -> Any:
                 machine.fail(ShapeError, f"{t.name}[{', '.join(map(str, idx))}]: axis {axis} index {i} is outside 0..{n - 1}",
                              code="out-of-bounds", op=op, constraint="C-DATA-02")
         names = ", ".join(k.name if isinstance(k, SymbolicScalar) else str(k) for k in key)
-        machine.emit("get_tensor_data", "S", [t.ref()], None, index=idx)
+        # no op record: the AICPU reads the value for the control flow; no tile op runs on a core
         return SymbolicScalar(int(t.data[idx]), f"{t.name}[{names}]")
     if all(isinstance(k, slice) for k in key) and len(key) <= t.dim:
         from .movement import view

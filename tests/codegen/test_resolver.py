@@ -139,7 +139,7 @@ def test_sk05_default_plan(resolve_req):
     assert plan.cache_policy == {"weight": "NONE_CACHEABLE"}, "q_gamma/k_gamma/gamma are not matmul weights"
     # phase 2 runs after the token loop, over the caches phase 1 wrote
     after = [s.label for s in plan.stages if s.stage.after_loop]
-    assert after[0] == "attn_sequence" and after[-1] == "attn_finalize" and "attn_softmax.first" in after
+    assert after[0] == "attn_sequence" and after[-1] == "attn_finalize_store" and "attn_softmax.first" in after
     assert not any(s.stage.after_loop for s in plan.stages[: plan.stages.index(_stage(plan, "v_cache_write")) + 1])
 
 

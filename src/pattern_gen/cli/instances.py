@@ -117,6 +117,9 @@ def _print_run(result: RunResult) -> None:
         per = e.get("per_label_us") or {}
         if per:
             out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
+        phases = e.get("per_phase_us") or {}
+        if phases:
+            out.print("  task time per phase: " + ", ".join(f"{k} {v:.2f} µs" for k, v in phases.items()))
 
 
 @main.command("new")

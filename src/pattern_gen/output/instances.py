@@ -31,7 +31,7 @@ from ..emit.render import module_id, render_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
-from .interpret import interpret_estimate
+from .interpret import interpret_estimate, per_phase
 from .writer import WriteReport, finalize, write_files
 
 __all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "instance_request", "RunResult", "load_instance_module"]
@@ -268,6 +268,9 @@ def run_instance(
         unroll = meta.get("unroll")
         if isinstance(unroll, int) and isinstance(loop.get("candidates"), list):
             result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, unroll, loop["candidates"])
+        phases = per_phase(result.estimate, meta.get("stages"))
+        if phases:
+            result.estimate["per_phase_us"] = phases
     return result
 
 

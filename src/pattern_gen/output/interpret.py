@@ -58,3 +58,14 @@ def interpret_estimate(estimate: Mapping[str, Any], T: int, unroll: int, candida
     else:
         lever = f"{passes} loop passes at T={T} with unroll {unroll}"
     return f"{bound}: {lever}"
+
+
+def per_phase(summary: Mapping[str, Any], stages: Any) -> dict[str, float] | None:
+    """Task time of the token loop (phase 1) and of the stages after it (phase 2: SK-05's
+    attention), from the per-label times; None for a kernel of one phase."""
+    after = {s.get("label") for s in stages or [] if isinstance(s, Mapping) and s.get("after_loop")}
+    per = summary.get("per_label_us") or {}
+    if not after or not per:
+        return None
+    phase2 = sum(v for k, v in per.items() if k in after)
+    return {"phase 1 (token loop)": sum(per.values()) - phase2, "phase 2 (after the loop)": phase2}

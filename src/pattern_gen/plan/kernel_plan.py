@@ -108,6 +108,8 @@ class StagePlan:
             out["cube_tile"] = {k: list(v) for k, v in self.cube_tile.items()}
             if self.split_k:
                 out["split_k"] = True
+        if self.stage.after_loop:
+            out["after_loop"] = True
         if self.fit_notes:
             out["fit"] = list(self.fit_notes)
         out["ops"] = [op.op for op in self.stage.ops]
