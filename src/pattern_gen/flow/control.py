@@ -41,12 +41,7 @@ class ControlOps:
         extent = self._expr(frame, op.extent, path + ("extent",))
         index = self.scalar_name(frame, op.index, path + ("index",))
         self.exp.blocks.append(("loop", index, frame.card.id, path))  # type: ignore[attr-defined]
-        unroll = op.unroll
-        if isinstance(unroll, m.ParamRef):
-            if unroll.param not in frame.params:
-                raise self.fail(frame, path + ("unroll",), "unknown-param", f"{{param: {unroll.param}}} names no parameter of {frame.card.id}")  # type: ignore[attr-defined]
-            unroll = [int(frame.params[unroll.param])]
-        attrs = {"extent": [extent], "index": index, "name": op.name, "unroll": list(unroll) if unroll else None}
+        attrs = {"extent": [extent], "index": index, "name": op.name, "unroll": list(op.unroll) if op.unroll else None}
         return self._cop(frame, "loop", None, [], attrs, None, [], path)  # type: ignore[attr-defined]
 
     def op_if(self, frame: Frame, op: m.IfOp, path: Path) -> COp:

@@ -179,8 +179,7 @@ class LoopOp(_Op):
     extent: ExprValue
     index: Name
     name: str
-    #: unroll factors of the loop (PyPTO sorts them and appends 1), or a parameter holding one
-    unroll: list[Annotated[int, Field(gt=0)]] | ParamRef | None = None
+    unroll: list[Annotated[int, Field(gt=0)]] | None = None
 
 
 class IfOp(_Op):
