@@ -67,3 +67,24 @@ def test_fault_fails_the_golden_test(folders, tmp_path, key, fault):
     assert line in text, f"the generated kernel no longer has {line!r}: update the fault"
     kernel.write_text(text.replace(line, bug))
     assert not (_run(folder, T_DECODE) and _run(folder, T_PREFILL)), f"{fault}: the golden test still passes"
+
+
+def test_host_refuses_a_table_outside_the_cache_and_a_count_past_the_table(folders):
+    """Data a kernel would read out of bounds with is refused by the host before the call."""
+    from .test_fault_injection import load_generated_test
+
+    kernel = load_generated_test(folders["sk01"]).kernel
+    golden = load_generated_test(folders["sk01"]).golden
+    inputs = golden.make_inputs(3)
+    bad = dict(inputs, block_table=inputs["block_table"].copy())
+    bad["block_table"][1, 0] = 999
+    with pytest.raises(ValueError, match=r"block_table\[1, 0\] = 999 is outside k_cache's 16 blocks"):
+        kernel.run(bad)
+    bad = dict(inputs, context_lens=inputs["context_lens"].copy())
+    bad["context_lens"][2] = 4 * 32 + 1
+    with pytest.raises(ValueError, match=r"context_lens\[2\] = 129: a query token sees 1..128 keys"):
+        kernel.run(bad)
+    padded = dict(inputs, block_table=inputs["block_table"].copy())
+    need = -(-int(inputs["context_lens"][0]) // 32)
+    padded["block_table"][0, need:] = -1  # -1 past the blocks a row needs is vLLM's padding: accepted
+    kernel.run(padded)
