@@ -87,6 +87,10 @@ def _scalar(arg: Any) -> str:
     return str(arg)
 
 
+#: attributes holding one expression (kept as a one-entry list so the shape machinery substitutes it)
+_SINGLE_EXPRESSIONS = ("extent", "value", "min", "max")
+
+
 def _op_context(op: COp) -> dict[str, Any]:
     spec = op_spec(op.op)
     ctx: dict[str, Any] = {
@@ -98,11 +102,10 @@ def _op_context(op: COp) -> dict[str, Any]:
     }
     for key in spec.attrs:
         value = op.attrs[key]
-        ctx[key] = (_shape(value) if value is not None else "") if key in spec.shape_attrs else value
-    for key in ("extent", "value", "min", "max"):
-        # the single expression of a control or scalar op, not a one-entry list
-        if key in spec.shape_attrs and ctx.get(key):
-            ctx[key] = ctx[key][1:-1]
+        if key in _SINGLE_EXPRESSIONS:  # the one expression of a control or scalar op, not a list
+            ctx[key] = render_expr(value[0]) if value else ""
+        else:
+            ctx[key] = (_shape(value) if value is not None else "") if key in spec.shape_attrs else value
     if op.op == "cast":
         # A cast to the dtype the value already has (a card written for several input dtypes) is no op
         # a PyPTO engineer would write: the kernel just names the value.
