@@ -278,3 +278,64 @@ def test_cost_coefficients_are_profile_data():
     assert CostParams.from_profile(load_platform("ascend950")).freq_trans == 1600
     with pytest.raises(KeyError):
         CostParams.from_profile(load_platform("a2a3"), {"no_such_coefficient": 1})
+
+
+def test_online_softmax_task_graph_is_pyptos():
+    """The paged attention's tasks as PyPTO 0.2.0's swimlane shows them for SK-01 (same structure):
+    per kv block a copy of the query rows (a view of a reshaped argument), q·kᵀ, then the first block's
+    softmax and P·V, or a later block's rescale (with o·α), P·V and ``+ P·V`` — the last block's
+    ``+ P·V``, o / l and cast in one task; and a block's rescale waits for the previous block's o."""
+    from . import paged_attention_kernel as K
+
+    K.paged_attention(*K.inputs([100, 40]))  # 4 and 2 blocks of 32 keys, 2 kv heads each
+    est = estimate(K.paged_attention.last_record)
+    names = est.graph.op_names
+    per_root: dict[int, list] = {}
+    for t in est.work_tasks:
+        per_root.setdefault(t.root, []).append((t.kind, tuple(names[i] for i in t.record_ops)))
+    first = [("AIV", ("view",)), ("AIC", ("matmul",)), ("AIV", ("mul", "amax", "sub", "exp", "cast", "sum")),
+             ("AIC", ("matmul",))]
+    rescale = ("AIV", ("mul", "amax", "maximum", "sub", "exp", "cast", "sum", "sub", "exp", "mul", "add", "mul"))
+    middle = [("AIV", ("view",)), ("AIC", ("matmul",)), rescale, ("AIC", ("matmul",)), ("AIV", ("add",))]
+    last = middle[:-1] + [("AIV", ("add", "div", "cast"))]
+    blocks = [4, 4, 2, 2]  # per (sequence, kv head)
+    expect = [b for n in blocks for b in [first] + [middle] * (n - 2) + [last]]
+    assert [per_root[r] for r in sorted(per_root)] == expect
+    # the rescale of block j + 1 reads m and l only, yet waits for block j's o update
+    tasks = {t.id: t for t in est.tasks}
+
+    def ancestors(t, seen=None):
+        seen = set() if seen is None else seen
+        for p in t.preds:
+            if p not in seen:
+                seen.add(p)
+                ancestors(tasks[p], seen)
+        return seen
+
+    roots = sorted(per_root)
+    upd = next(t for t in est.work_tasks if t.root == roots[1] and t.kind == "AIV" and len(t.record_ops) == 1
+               and names[t.record_ops[0]] == "add")
+    nxt = next(t for t in est.work_tasks if t.root == roots[2] and names[t.record_ops[0]] == "mul")
+    assert upd.id in ancestors(nxt)
+    assert upd.end <= nxt.start
+
+
+def test_l1_reuse_merges_along_n_when_rows_are_static():
+    """q·kᵀ with 2 query rows and 128 keys in 64-wide n tiles: one row tile even at compile time, so
+    cube_l1_reuse 2 merges the two n tiles (they share the q block) — PyPTO 0.2.0 ran SK-05's
+    phase-2 q·kᵀ as 16 tasks at T=1 with the setting and 32 without it."""
+
+    def run(l1):
+        @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: l1}})
+        def qk(q: pypto.Tensor[[2, 64], pypto.DT_BF16], k: pypto.Tensor[[128, 64], pypto.DT_BF16],
+               s: pypto.Tensor[[2, 128], pypto.DT_FP32]):
+            for _ in pypto.loop(1, name="L"):
+                pypto.set_cube_tile_shapes([16, 16], [64, 64], [64, 64])
+                pypto.assemble(pypto.matmul(q, k, pypto.DT_FP32, b_trans=True), [0, 0], s)
+
+        bf = ml_dtypes.bfloat16
+        qk(np.ones((2, 64), bf), np.ones((128, 64), bf), np.zeros((2, 128), np.float32))
+        return kinds(estimate(qk.last_record))["AIC"]
+
+    assert run(1) == 2
+    assert run(2) == 1

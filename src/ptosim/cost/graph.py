@@ -87,11 +87,19 @@ class Group:
     ops: list[OpRecord]
     grid: tuple[int, ...]
     hash_order: int = 0
+    named: str = ""  #: a label the group takes from elsewhere (a copied view: its reshape's)
 
     @property
     def label(self) -> str:
+        # the label most of its ops carry, the later one on a tie (PyPTO's swimlane: the last block's
+        # o update + o / l + cast is "finalize_store", the rescale with o·α is "softmax.rescale")
+        if self.named:
+            return self.named
         labels = [o.label for o in self.ops if o.label]
-        return Counter(labels).most_common(1)[0][0] if labels else ""
+        if not labels:
+            return ""
+        n = Counter(labels)
+        return max(reversed(labels), key=lambda lab: n[lab])
 
     @property
     def labels(self) -> list[str]:
@@ -99,6 +107,13 @@ class Group:
 
 
 def _vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
+    """Vector ops of one root joined producer -> consumer when they share a row-tile grid and a stage.
+
+    The stage counts the matmuls on the way to an op: a vector op that needs a matmul's result cannot
+    share a task with the ops the matmul waits for, and one that does not goes as early as it can
+    (online softmax is rescale with ``o·α``, P·V, then ``+ P·V`` in PyPTO 0.2.0: three tasks). The
+    chain runs through a named buffer assembled and read again in the root and through a copying
+    reshape (the last block's o update, o / l, reshape and cast are one task), not through views."""
     vops = [o for o in root_ops if o.unit == "V"]
     parent = {o.seq: o.seq for o in vops}
 
@@ -108,19 +123,43 @@ def _vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
             x = parent[x]
         return x
 
-    producer = {}
+    chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
+    depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
-    for o in vops:
-        for t in o.inputs:
-            p = producer.get(t.uid)
-            if p is not None and grid[p] == grid[o.seq]:
-                parent[find(o.seq)] = find(p)
-        if o.output is not None:
-            producer[o.output.uid] = o.seq
+    for o in root_ops:
+        d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
+        if o.unit == "V":
+            for t in o.inputs:
+                p = chain.get(t.uid)
+                if p is not None and grid[p] == grid[o.seq] and depth[t.uid] == d:
+                    parent[find(o.seq)] = find(p)
+        if o.output is None:
+            continue
+        depth[o.output.uid] = d + (o.unit == "C")
+        src = o.inputs[0].uid if o.inputs else None
+        if o.unit == "V":
+            chain[o.output.uid] = o.seq
+        elif o.unit == "S" and src in chain and _chains(o):
+            chain[o.output.uid] = chain[src]
+        else:
+            chain.pop(o.output.uid, None)
     groups: dict[int, list[OpRecord]] = defaultdict(list)
     for o in vops:
         groups[find(o.seq)].append(o)
     return sorted(groups.values(), key=lambda g: g[0].seq)
+
+
+def _unrolled(op: OpRecord, record: RunRecord) -> bool:
+    """Whether the op sits in a loop_unroll with a factor above 1 (its rows are compiled for a tile
+    of several tokens, however few the run has)."""
+    return any(max(record.scopes.get(f.scope, {}).get("unroll_list", (1,)) or (1,)) > 1 for f in op.loops)
+
+
+def _chains(op: OpRecord) -> bool:
+    """An S op through which a vector result stays the same data in UB: an assemble into a named
+    buffer, or a reshape that copies (an in-place one changes a GM tensor's view)."""
+    return (op.op == "assemble" and op.output is not None and op.output.kind == "buffer") or (
+        op.op == "reshape" and not op.attrs.get("inplace"))
 
 
 def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: CostParams) -> int:
@@ -159,6 +198,14 @@ def _reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]
             and len(o.output.shape) != len(o.inputs[0].shape) and o.output.uid in aliases.write]
 
 
+def _copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpRecord]:
+    """Views PyPTO 0.2.0 copies in a task of their own (REGISTER_COPY under the vec tile): a view of a
+    kernel argument reshaped in place (SK-01's query rows, q -> [T*NQ, D]). Its swimlane names the task
+    after the reshape."""
+    return [o for o in root_ops if o.unit == "S" and o.op == "view" and o.inputs and o.output is not None
+            and o.inputs[0].uid in reshaped]
+
+
 # --- build --------------------------------------------------------------------------------------
 
 
@@ -170,6 +217,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
         if op.output is not None:
             refs.setdefault(op.output.uid, op.output)
     aliases = Aliases(record.ops, refs)
+    reshaped = {o.output.uid: o.label for o in record.ops if o.op == "reshape" and o.attrs.get("inplace")
+                and o.inputs and o.inputs[0].kind == "gm" and o.output is not None}
     runtime, _ = _scope_options(record, None)
     notes: list[str] = []
 
@@ -196,20 +245,43 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
         for o in _reshape_tasks(root_ops, aliases):
             R, C = rows_cols(o.output.shape)
             order.append((o.seq, "V", [o], (R, R, C, C)))
+        for o in _copied_views(root_ops, reshaped):
+            R, C = rows_cols(o.output.shape)
+            aliases.read.pop(o.output.uid, None)  # a copy: its readers wait for the task, not the argument
+            order.append((o.seq, "V", [o], (R, R, C, C)))
         for o in root_ops:
             if o.unit == "C":
                 order.append((o.seq, "C", [o], cube_grid(o)))
         counters: Counter[str] = Counter()
         for _seq, unit, ops, grid in sorted(order, key=lambda x: x[0]):
-            groups.append(Group(len(groups), r, unit, ops, grid, counters[unit]))
+            named = reshaped.get(ops[0].inputs[0].uid, "") if ops[0].op == "view" else ""
+            groups.append(Group(len(groups), r, unit, ops, grid, counters[unit], named))
             counters[unit] += 1
 
-    # which group reads each tensor (to decide copy-outs)
+    # which group reads each tensor (to decide copy-outs), and the reads a group serves from UB
     member = {o.seq: g.gid for g in groups for o in g.ops}
+    held: dict[int, tuple[int, int, int]] = {}  # uid -> (group, the group's result uid, from seq)
+    links: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
     readers: dict[int, set[Any]] = defaultdict(set)
     for op in record.ops:
         who = member.get(op.seq, ("S", op.op, op.seq))
-        if op.unit == "S" and op.op in ("view", "reshape"):
+        if isinstance(who, int):  # a vector or cube op of a group
+            for t in op.inputs:
+                h = held.get(t.uid)
+                if h is not None and h[0] == who:
+                    links[who][t.uid] = (h[1], h[2])
+            if op.output is not None:
+                held[op.output.uid] = (who, op.output.uid, op.seq)
+        elif op.unit == "S" and op.output is not None and op.inputs and op.inputs[0].uid in held and (
+                _chains(op)):
+            gid, src, _ = held[op.inputs[0].uid]
+            held[op.output.uid] = (gid, src, op.seq)
+            if op.op == "reshape":
+                who = ("link", op.output.uid)
+        else:
+            if op.output is not None:
+                held.pop(op.output.uid, None)
+        if op.unit == "S" and op.op in ("view", "reshape") and not (isinstance(who, tuple) and who[0] == "link"):
             who = ("S", "alias")
         for t in op.inputs:
             readers[t.uid].add(who)
@@ -221,7 +293,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                 return True
             if uid in aliases.write:
                 return True
-            return any(w != gid for w in readers.get(uid, ()))
+            return any(check(w[1]) if isinstance(w, tuple) and w[0] == "link" else w != gid
+                       for w in readers.get(uid, ()))
         return check
 
     # tasks
@@ -241,7 +314,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             for chunk in chunks:
                 body = Body()
                 for j in chunk:
-                    lower_vec(g.ops, j * tr, min(R, (j + 1) * tr), g.grid, body, needs_out(g.gid), aliases, params)
+                    lower_vec(g.ops, j * tr, min(R, (j + 1) * tr), g.grid, body, needs_out(g.gid), aliases, params,
+                              links.get(g.gid))
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
         else:
@@ -250,6 +324,10 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             l1n, l1raw = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
             l1n = 1 if l1n is None else max(1, int(l1n))
             side = l1raw[1] if isinstance(l1raw, tuple) else "right"
+            if side == "right" and mtiles == 1 and not _unrolled(op, record):
+                # one row tile at compile time too (rows not scaled by a token-loop unroll): the
+                # tiles share the A block, and PyPTO merges along n (SK-05 phase 2's q·kᵀ, n = 2 x 64)
+                side = "left"
             if side == "left":  # share the A block: merge along n
                 units = [[(mi, nj) for nj in range(s, min(ntiles, s + l1n))] for mi in range(mtiles) for s in range(0, ntiles, l1n)]
             else:  # share the B (weight) block: merge along m

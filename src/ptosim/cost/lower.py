@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
@@ -121,9 +121,15 @@ def _shape(box: Box) -> tuple[int, int]:
 
 
 def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, int, int], body: Body,
-              needs_out: Callable[[int], bool], resolve: Resolver, params: CostParams) -> None:
-    """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows))."""
+              needs_out: Callable[[int], bool], resolve: Resolver, params: CostParams,
+              links: Mapping[int, tuple[int, int]] | None = None) -> None:
+    """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows)).
+
+    ``links`` maps a tensor the group reads to (the group's own result it holds, the seq of the op
+    after which it does): a buffer the group assembled and reads again, a copying reshape of its
+    result. Such a read takes the result from UB instead of copying it in."""
     R = grid[0]
+    links = links or {}
     local: dict[int, list[int]] = {}  # uid -> producing op index per column tile
     inside = {o.output.uid for o in ops if o.output is not None}
     lowering = params.lowering
@@ -137,8 +143,12 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
 
     def operand(ref: TensorRef, ct: int, src: int) -> tuple[int, tuple[int, int]]:
         box = _col_tiles(_box(ref, R, r0, r1), tc, nct)[ct]
-        if ref.uid in inside and ref.uid in local:
-            prod = local[ref.uid]
+        uid = ref.uid
+        link = links.get(uid)
+        if link is not None and src > link[1]:
+            uid = link[0]
+        if uid in inside and uid in local:
+            prod = local[uid]
             return prod[min(ct, len(prod) - 1)], _shape(box)
         base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
         key = (base, bbox)
@@ -155,7 +165,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         tensors = list(op.inputs)
         _R, _tr, C, tc = vec_grid(op)
         nct = max(1, -(-C // tc))
-        if op.op == "reshape" and out is not None and tensors:  # a reshape task: copy in, (PIPE_S reshape), copy out
+        if op.op in ("reshape", "view") and out is not None and tensors:  # a reshape/copy task: copy in, copy out
             C = tc = rows_cols(out.shape)[1]
             nct = 1
             res, ishape = operand(tensors[0], 0, op.seq)

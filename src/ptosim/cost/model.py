@@ -78,6 +78,13 @@ class Estimate:
             acc[t.label or "(unlabelled)"] += self.params.us(t.duration)
         return {k: round(v, 3) for k, v in sorted(acc.items(), key=lambda kv: -kv[1])}
 
+    def per_label_tasks(self) -> dict[str, int]:
+        """Task count per ``label/kind``, keyed as PyPTO's swimlane is summarised (AIC/AIV only)."""
+        acc: dict[str, int] = defaultdict(int)
+        for t in self.work_tasks:
+            acc[f"{t.label or '(unlabelled)'}/{t.kind}"] += 1
+        return dict(sorted(acc.items()))
+
     def summary(self) -> dict[str, Any]:
         kinds = defaultdict(int)
         for t in self.graph.tasks:
@@ -95,6 +102,7 @@ class Estimate:
             "roots": len(self.graph.roots),
             "utilization": {k: round(v, 4) for k, v in self.utilization().items()},
             "per_label_us": self.per_label_us(),
+            "per_label_tasks": self.per_label_tasks(),
             "l2": {"hits": hits, "misses": misses},
             "notes": list(self.notes),
         }

@@ -117,9 +117,16 @@ def overlap(a: Box, b: Box) -> bool:
 
 
 def dependencies(tasks: list[Task], aliases: Aliases) -> None:
-    """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace)."""
+    """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace).
+
+    A named buffer (``pypto.Tensor`` carried across loop iterations: online softmax's o, l, m) read
+    in a later root is waited for as the earlier root's output: the reader waits for every task of
+    that root that writes an assembled tensor (PyPTO 0.2.0's swimlane: the next block's rescale
+    starts after the previous block's o update, though it reads only m and l)."""
     writers: dict[int, dict[int, list[tuple[Box, int]]]] = defaultdict(lambda: defaultdict(list))
     bucket: dict[int, int] = {}
+    root_out: dict[int, set[int]] = defaultdict(set)  # root -> its tasks that write assembled tensors
+    buffer_root: dict[int, int] = {}  # buffer uid -> the root that wrote it last
 
     def rows_per_bucket(uid: int) -> int:
         if uid not in bucket:
@@ -129,6 +136,9 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
 
     for t in tasks:
         for uid, box, _v in t.reads:
+            r = buffer_root.get(uid)
+            if r is not None and r != t.root:
+                t.preds |= root_out[r]
             by_bucket = writers.get(uid)
             if not by_bucket:
                 continue
@@ -138,8 +148,13 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
                     if w != t.id and overlap(box, wbox):
                         t.preds.add(w)
         for uid, box in t.writes:
+            if uid in aliases.write:
+                root_out[t.root].add(t.id)
             for target, tbox in aliases.write_targets(uid, box):
                 base, bbox, _v, _c = aliases.resolve(target, tbox)
+                ref = aliases.refs.get(base)
+                if ref is not None and ref.kind == "buffer":
+                    buffer_root[base] = t.root
                 b = rows_per_bucket(base)
                 for k in range(bbox[0] // b, (max(bbox[1], bbox[0] + 1) - 1) // b + 1):
                     writers[base][k].append((bbox, t.id))
