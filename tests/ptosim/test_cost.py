@@ -339,3 +339,35 @@ def test_l1_reuse_merges_along_n_when_rows_are_static():
 
     assert run(1) == 2
     assert run(2) == 1
+
+
+def test_rope_pairs_task_graph_is_pyptos():
+    """RoPE on interleaved pairs as AT-04 variant B writes it: PyPTO 0.2.0 runs each product of a
+    strided view (x1·cos, x2·sin, x2·cos, x1·sin) as a task of its own, then one task for both halves
+    assembled into the pairs (SK-04 at T=4: 4 + 1 tasks per root and rotation)."""
+
+    @pypto.frontend.jit()
+    def rope(x: pypto.Tensor[[4, 4, 32], pypto.DT_FP32], c: pypto.Tensor[[4, 1, 16, 2], pypto.DT_FP32],
+             s: pypto.Tensor[[4, 1, 16, 2], pypto.DT_FP32], out: pypto.Tensor[[4, 4, 32], pypto.DT_BF16]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_vec_tile_shapes(4, 4, 16, 2)
+            x4 = pypto.reshape(pypto.mul(x, 1.0), [4, 4, 16, 2])
+            half = [4, 4, 16, 1]
+            x1, x2 = pypto.view(x4, half, [0, 0, 0, 0]), pypto.view(x4, half, [0, 0, 0, 1])
+            c1, c2 = pypto.view(c, [4, 1, 16, 1], [0, 0, 0, 0]), pypto.view(c, [4, 1, 16, 1], [0, 0, 0, 1])
+            s1, s2 = pypto.view(s, [4, 1, 16, 1], [0, 0, 0, 0]), pypto.view(s, [4, 1, 16, 1], [0, 0, 0, 1])
+            o1 = pypto.sub(pypto.mul(x1, c1), pypto.mul(x2, s1))
+            o2 = pypto.add(pypto.mul(x2, c2), pypto.mul(x1, s2))
+            pairs = pypto.Tensor([4, 4, 16, 2], pypto.DT_BF16, "pairs")
+            pypto.assemble(pypto.cast(o1, pypto.DT_BF16), [0, 0, 0, 0], pairs)
+            pypto.assemble(pypto.cast(o2, pypto.DT_BF16), [0, 0, 0, 1], pairs)
+            pypto.assemble(pypto.reshape(pairs, [4, 4, 32], inplace=True), [0, 0, 0], out)
+
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    rope(rng.standard_normal((4, 4, 32)).astype(f32), rng.standard_normal((4, 1, 16, 2)).astype(f32),
+         rng.standard_normal((4, 1, 16, 2)).astype(f32), np.zeros((4, 4, 32), ml_dtypes.bfloat16))
+    est = estimate(rope.last_record)
+    names = est.graph.op_names
+    ops = sorted(tuple(names[i] for i in t.record_ops) for t in est.work_tasks)
+    assert ops == sorted([("mul",)] * 5 + [("sub", "add", "cast", "cast")])

@@ -125,21 +125,35 @@ def _vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
 
     chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
     depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
+    strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
-        if o.unit == "V":
+        alone = o.unit == "V" and any(t.uid in strided for t in o.inputs)
+        if o.unit == "V" and not alone:
             for t in o.inputs:
                 p = chain.get(t.uid)
-                if p is not None and grid[p] == grid[o.seq] and depth[t.uid] == d:
+                if p is not None and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
                     parent[find(o.seq)] = find(p)
         if o.output is None:
             continue
         depth[o.output.uid] = d + (o.unit == "C")
         src = o.inputs[0].uid if o.inputs else None
-        if o.unit == "V":
+        if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape \
+                and o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
+            strided.add(o.output.uid)
+        if alone:
+            # an op on strided views (RoPE's x1·cos of interleaved pairs) runs as a task of its own
+            # in PyPTO 0.2.0, copying the whole pairs in; its consumers start the next task
+            chain.pop(o.output.uid, None)
+        elif o.unit == "V":
             chain[o.output.uid] = o.seq
         elif o.unit == "S" and src in chain and _chains(o):
+            prev = chain.get(o.output.uid) if o.op == "assemble" else None
+            if prev is not None and _fits(grid[prev], grid[chain[src]]) and depth.get(o.output.uid) == depth.get(src):
+                # two results assembled into one named tensor in the root (RoPE's o1 and o2 into the
+                # pairs, the rotated part and the pass-through into the heads): one task in PyPTO
+                parent[find(chain[src])] = find(prev)
             chain[o.output.uid] = chain[src]
         else:
             chain.pop(o.output.uid, None)
@@ -147,6 +161,11 @@ def _vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
     for o in vops:
         groups[find(o.seq)].append(o)
     return sorted(groups.values(), key=lambda g: g[0].seq)
+
+
+def _fits(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Two vector ops can share tasks: the same row-tile grid, or each one row block only."""
+    return a == b or (a[0] <= a[1] and b[0] <= b[1])
 
 
 def _unrolled(op: OpRecord, record: RunRecord) -> bool:
@@ -157,9 +176,11 @@ def _unrolled(op: OpRecord, record: RunRecord) -> bool:
 
 def _chains(op: OpRecord) -> bool:
     """An S op through which a vector result stays the same data in UB: an assemble into a named
-    buffer, or a reshape that copies (an in-place one changes a GM tensor's view)."""
-    return (op.op == "assemble" and op.output is not None and op.output.kind == "buffer") or (
-        op.op == "reshape" and not op.attrs.get("inplace"))
+    buffer, or a reshape of anything but a kernel argument (an in-place reshape of an argument only
+    changes how GM is viewed)."""
+    if op.op == "assemble":
+        return op.output is not None and op.output.kind == "buffer"
+    return op.op == "reshape" and not (op.attrs.get("inplace") and op.inputs and op.inputs[0].kind == "gm")
 
 
 def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: CostParams) -> int:
@@ -276,7 +297,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                 _chains(op)):
             gid, src, _ = held[op.inputs[0].uid]
             held[op.output.uid] = (gid, src, op.seq)
-            if op.op == "reshape":
+            if op.op == "reshape" and op.output.uid != op.inputs[0].uid:
                 who = ("link", op.output.uid)
         else:
             if op.output is not None:
@@ -287,14 +308,14 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             readers[t.uid].add(who)
 
     def needs_out(gid: int):
-        def check(uid: int) -> bool:
+        def check(uid: int, seen: frozenset[int] = frozenset()) -> bool:
             ref = refs.get(uid)
             if ref is not None and ref.kind in ("gm", "buffer"):
                 return True
             if uid in aliases.write:
                 return True
-            return any(check(w[1]) if isinstance(w, tuple) and w[0] == "link" else w != gid
-                       for w in readers.get(uid, ()))
+            return any((w[1] not in seen and check(w[1], seen | {uid})) if isinstance(w, tuple) and w[0] == "link"
+                       else w != gid for w in readers.get(uid, ()))
         return check
 
     # tasks
