@@ -371,3 +371,25 @@ def test_rope_pairs_task_graph_is_pyptos():
     names = est.graph.op_names
     ops = sorted(tuple(names[i] for i in t.record_ops) for t in est.work_tasks)
     assert ops == sorted([("mul",)] * 5 + [("sub", "add", "cast", "cast")])
+
+
+@pytest.mark.parametrize("rows, reshape_tasks", [(8, 2), (16, 0)])
+def test_reshapes_of_a_multi_block_result_are_tasks(rows, reshape_tasks):
+    """SK-04 at T=16 in PyPTO 0.2.0: the heads' [T*NH, D] -> [T, NH, D] reshape and the copying
+    reshape of their rotated part into pairs each run as a task when the norm making them ran in two
+    row blocks; in one row block (T=4) the norm's task does both."""
+
+    @pypto.frontend.jit()
+    def heads(x: pypto.Tensor[[16, 64], pypto.DT_FP32], out: pypto.Tensor[[4, 4, 16, 2], pypto.DT_FP32]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_vec_tile_shapes(rows, 64)
+            y = pypto.reshape(pypto.mul(x, 2.0), [4, 4, 64], inplace=True)
+            part = pypto.view(y, [4, 4, 32], [0, 0, 32])
+            pypto.set_vec_tile_shapes(4, 4, 16, 2)
+            pairs = pypto.reshape(part, [4, 4, 16, 2])
+            pypto.assemble(pypto.mul(pairs, 3.0), [0, 0, 0, 0], out)
+
+    heads(np.ones((16, 64), np.float32), np.zeros((4, 4, 16, 2), np.float32))
+    est = estimate(heads.last_record)
+    names = est.graph.op_names
+    assert sum(all(names[i] == "reshape" for i in t.record_ops) for t in est.work_tasks) == reshape_tasks

@@ -207,16 +207,40 @@ def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> l
 
 
 def _reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
-    """Reshapes PyPTO runs as a task of their own (PIPE_S RESHAPE between a copy-in and a copy-out): one
-    that changes the rank of a vector result which is then assembled into an output (SK-04's
-    [T*NH, D] -> [T, NH, D] head split). A reshape of a GM tensor (a matmul result, a kernel argument)
-    is a view change only (PyPTO's zero-cost "fake" task)."""
-    # ... and only when the vector ops making it run in more than one row block (a single block
-    # does the reshape and the assemble itself: SK-04 with unroll 1, or T < 8 with unroll 8)
+    """Reshapes PyPTO runs as a task of their own (PIPE_S RESHAPE between a copy-in and a copy-out)
+    when the vector ops making their source run in more than one row block (a single block does the
+    reshape itself: SK-04 with unroll 1, or T < 8 with unroll 8):
+
+    * one that changes the rank of a vector result which is then assembled or viewed (SK-04's
+      [T*NH, D] -> [T, NH, D] head split);
+    * a copying reshape of a view of such a result (AT-04 variant B's pairs, [.., R] -> [.., R/2, 2]).
+
+    A reshape of a GM tensor (a matmul result, a kernel argument) is a view change only (PyPTO's
+    zero-cost "fake" task)."""
     made = {o.output.uid: vec_grid(o) for o in root_ops if o.unit == "V" and o.output is not None}
-    return [o for o in root_ops if o.unit == "S" and o.op == "reshape" and o.inputs and o.output is not None
-            and o.inputs[0].uid in made and made[o.inputs[0].uid][0] > made[o.inputs[0].uid][1]
-            and len(o.output.shape) != len(o.inputs[0].shape) and o.output.uid in aliases.write]
+    viewed = {t.uid for o in root_ops if o.unit == "S" and o.op == "view" for t in o.inputs}
+    source: dict[int, int] = {}  # a view's uid -> the uid it views
+    out = []
+    for o in root_ops:
+        if o.unit != "S" or not o.inputs or o.output is None:
+            continue
+        src = o.inputs[0].uid
+        if o.op == "view":
+            source[o.output.uid] = source.get(src, src)
+            continue
+        if o.op != "reshape":
+            continue
+        direct = src in made
+        base = src if direct else source.get(src)
+        grid = made.get(base) if base is not None else None
+        if grid is None or grid[0] <= grid[1]:
+            continue
+        rank = len(o.output.shape) != len(o.inputs[0].shape)
+        if direct and rank and (o.output.uid in aliases.write or (o.output.uid == src and src in viewed)):
+            out.append(o)
+        elif not direct and not o.attrs.get("inplace"):
+            out.append(o)
+    return out
 
 
 def _copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpRecord]:
