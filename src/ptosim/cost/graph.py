@@ -2,8 +2,8 @@
 
 * A **root** is one loop-body instance (the ops of one iteration of the innermost loop), or a run of
   ops outside any loop (PyPTO wraps those in an implicit ``loop(1)``).
-* Inside a root, vector ops that feed each other on the same row-tile grid form a **group**; each
-  row block of the grid is one AIV task. A group whose summed UB buffers exceed the profile's
+* Inside a root, vector ops that feed each other on the same row-tile grid and cube depth form a
+  **group** (the rules are in partition.py); each row block of the grid is one AIV task. A group whose summed UB buffers exceed the profile's
   limit, and whose result is the A operand of a matmul with N >= ``vec_split_min_consumer_n``, is
   split by peeling ops off its end (PyPTO splits the [4, 4096] RMSNorm tile before its final cast
   that way when N >= 1024, whatever the cube tile). Each matmul is a group of AIC tasks, one per ``mL0 x nL0`` output tile.
@@ -15,7 +15,8 @@
 * Roots are stitched ``stitch_function_max_num`` at a time into **device tasks**, which run one
   after the other.
 
-The Task record, the tensor aliases and the edges between tasks are in tasks.py.
+The Task record, the tensor aliases and the edges between tasks are in tasks.py; which ops share a
+task, and which reshapes and views are tasks, in partition.py.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, rows_cols, vec_grid
 from .params import CostParams
+from .partition import chains, copied_views, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
 __all__ = ["Task", "Graph", "build_graph"]
@@ -106,83 +108,6 @@ class Group:
         return sorted({o.label for o in self.ops if o.label})
 
 
-def _vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
-    """Vector ops of one root joined producer -> consumer when they share a row-tile grid and a stage.
-
-    The stage counts the matmuls on the way to an op: a vector op that needs a matmul's result cannot
-    share a task with the ops the matmul waits for, and one that does not goes as early as it can
-    (online softmax is rescale with ``o·α``, P·V, then ``+ P·V`` in PyPTO 0.2.0: three tasks). The
-    chain runs through a named buffer assembled and read again in the root and through a copying
-    reshape (the last block's o update, o / l, reshape and cast are one task), not through views."""
-    vops = [o for o in root_ops if o.unit == "V"]
-    parent = {o.seq: o.seq for o in vops}
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
-    depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
-    strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
-    grid = {o.seq: vec_grid(o)[:2] for o in vops}
-    for o in root_ops:
-        d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
-        alone = o.unit == "V" and any(t.uid in strided for t in o.inputs)
-        if o.unit == "V" and not alone:
-            for t in o.inputs:
-                p = chain.get(t.uid)
-                if p is not None and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
-                    parent[find(o.seq)] = find(p)
-        if o.output is None:
-            continue
-        depth[o.output.uid] = d + (o.unit == "C")
-        src = o.inputs[0].uid if o.inputs else None
-        if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape \
-                and o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
-            strided.add(o.output.uid)
-        if alone:
-            # an op on strided views (RoPE's x1·cos of interleaved pairs) runs as a task of its own
-            # in PyPTO 0.2.0, copying the whole pairs in; its consumers start the next task
-            chain.pop(o.output.uid, None)
-        elif o.unit == "V":
-            chain[o.output.uid] = o.seq
-        elif o.unit == "S" and src in chain and _chains(o):
-            prev = chain.get(o.output.uid) if o.op == "assemble" else None
-            if prev is not None and _fits(grid[prev], grid[chain[src]]) and depth.get(o.output.uid) == depth.get(src):
-                # two results assembled into one named tensor in the root (RoPE's o1 and o2 into the
-                # pairs, the rotated part and the pass-through into the heads): one task in PyPTO
-                parent[find(chain[src])] = find(prev)
-            chain[o.output.uid] = chain[src]
-        else:
-            chain.pop(o.output.uid, None)
-    groups: dict[int, list[OpRecord]] = defaultdict(list)
-    for o in vops:
-        groups[find(o.seq)].append(o)
-    return sorted(groups.values(), key=lambda g: g[0].seq)
-
-
-def _fits(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """Two vector ops can share tasks: the same row-tile grid, or each one row block only."""
-    return a == b or (a[0] <= a[1] and b[0] <= b[1])
-
-
-def _unrolled(op: OpRecord, record: RunRecord) -> bool:
-    """Whether the op sits in a loop_unroll with a factor above 1 (its rows are compiled for a tile
-    of several tokens, however few the run has)."""
-    return any(max(record.scopes.get(f.scope, {}).get("unroll_list", (1,)) or (1,)) > 1 for f in op.loops)
-
-
-def _chains(op: OpRecord) -> bool:
-    """An S op through which a vector result stays the same data in UB: an assemble into a named
-    buffer, or a reshape of anything but a kernel argument (an in-place reshape of an argument only
-    changes how GM is viewed)."""
-    if op.op == "assemble":
-        return op.output is not None and op.output.kind == "buffer"
-    return op.op == "reshape" and not (op.attrs.get("inplace") and op.inputs and op.inputs[0].kind == "gm")
-
-
 def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: CostParams) -> int:
     body = Body()
     R, tr = grid[0], grid[1]
@@ -204,51 +129,6 @@ def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> l
     while len(head) > 1 and _ub_bytes(head, grid, [0], aliases, params) > params.vec_ub_limit:
         tail.insert(0, head.pop())
     return [head] + (_split(tail, grid, aliases, params) if tail else [])
-
-
-def _reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
-    """Reshapes PyPTO runs as a task of their own (PIPE_S RESHAPE between a copy-in and a copy-out)
-    when the vector ops making their source run in more than one row block (a single block does the
-    reshape itself: SK-04 with unroll 1, or T < 8 with unroll 8):
-
-    * one that changes the rank of a vector result which is then assembled or viewed (SK-04's
-      [T*NH, D] -> [T, NH, D] head split);
-    * a copying reshape of a view of such a result (AT-04 variant B's pairs, [.., R] -> [.., R/2, 2]).
-
-    A reshape of a GM tensor (a matmul result, a kernel argument) is a view change only (PyPTO's
-    zero-cost "fake" task)."""
-    made = {o.output.uid: vec_grid(o) for o in root_ops if o.unit == "V" and o.output is not None}
-    viewed = {t.uid for o in root_ops if o.unit == "S" and o.op == "view" for t in o.inputs}
-    source: dict[int, int] = {}  # a view's uid -> the uid it views
-    out = []
-    for o in root_ops:
-        if o.unit != "S" or not o.inputs or o.output is None:
-            continue
-        src = o.inputs[0].uid
-        if o.op == "view":
-            source[o.output.uid] = source.get(src, src)
-            continue
-        if o.op != "reshape":
-            continue
-        direct = src in made
-        base = src if direct else source.get(src)
-        grid = made.get(base) if base is not None else None
-        if grid is None or grid[0] <= grid[1]:
-            continue
-        rank = len(o.output.shape) != len(o.inputs[0].shape)
-        if direct and rank and (o.output.uid in aliases.write or (o.output.uid == src and src in viewed)):
-            out.append(o)
-        elif not direct and not o.attrs.get("inplace"):
-            out.append(o)
-    return out
-
-
-def _copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpRecord]:
-    """Views PyPTO 0.2.0 copies in a task of their own (REGISTER_COPY under the vec tile): a view of a
-    kernel argument reshaped in place (SK-01's query rows, q -> [T*NQ, D]). Its swimlane names the task
-    after the reshape."""
-    return [o for o in root_ops if o.unit == "S" and o.op == "view" and o.inputs and o.output is not None
-            and o.inputs[0].uid in reshaped]
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -280,17 +160,17 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                           "outer": frames[0].scope if frames else None,
                           "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
-        for vg in _vec_groups(root_ops):
+        for vg in vec_groups(root_ops):
             grid = vec_grid(vg[0])[:2]
             # PyPTO splits an over-full vector subgraph only when a wide matmul reads its result
             wide = _consumer_n(vg, root_ops) >= params.vec_split_min_consumer_n
             parts = _split(vg, grid, aliases, params) if wide else [vg]
             for part in parts:
                 order.append((part[0].seq, "V", part, grid))
-        for o in _reshape_tasks(root_ops, aliases):
+        for o in reshape_tasks(root_ops, aliases):
             R, C = rows_cols(o.output.shape)
             order.append((o.seq, "V", [o], (R, R, C, C)))
-        for o in _copied_views(root_ops, reshaped):
+        for o in copied_views(root_ops, reshaped):
             R, C = rows_cols(o.output.shape)
             aliases.read.pop(o.output.uid, None)  # a copy: its readers wait for the task, not the argument
             order.append((o.seq, "V", [o], (R, R, C, C)))
@@ -318,7 +198,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             if op.output is not None:
                 held[op.output.uid] = (who, op.output.uid, op.seq)
         elif op.unit == "S" and op.output is not None and op.inputs and op.inputs[0].uid in held and (
-                _chains(op)):
+                chains(op)):
             gid, src, _ = held[op.inputs[0].uid]
             held[op.output.uid] = (gid, src, op.seq)
             if op.op == "reshape" and op.output.uid != op.inputs[0].uid:
@@ -369,7 +249,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             l1n, l1raw = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
             l1n = 1 if l1n is None else max(1, int(l1n))
             side = l1raw[1] if isinstance(l1raw, tuple) else "right"
-            if side == "right" and mtiles == 1 and not _unrolled(op, record):
+            if side == "right" and mtiles == 1 and not unrolled(op, record):
                 # one row tile at compile time too (rows not scaled by a token-loop unroll): the
                 # tiles share the A block, and PyPTO merges along n (SK-05 phase 2's q·kᵀ, n = 2 x 64)
                 side = "left"

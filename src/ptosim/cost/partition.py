@@ -1,0 +1,139 @@
+"""Which recorded ops PyPTO 0.2.0 puts in one task, and which S ops become tasks of their own.
+
+Each rule is read off PyPTO's swimlanes (a task's operands and the pipe log of its tile ops) for the
+generated kernels: vector ops fuse producer -> consumer on one row grid at one cube depth, through
+named buffers and copying reshapes and into a shared assembled tensor; an op on a strided view
+stands alone; some reshapes and views are copy tasks. graph.py builds the tasks from these groups.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..record import OpRecord, RunRecord
+from .lower import vec_grid
+from .tasks import Aliases
+
+__all__ = ["vec_groups", "reshape_tasks", "copied_views", "unrolled", "chains"]
+
+
+def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
+    """Vector ops of one root joined producer -> consumer when they share a row-tile grid and a stage.
+
+    The stage counts the matmuls on the way to an op: a vector op that needs a matmul's result cannot
+    share a task with the ops the matmul waits for, and one that does not goes as early as it can
+    (online softmax is rescale with ``o·α``, P·V, then ``+ P·V`` in PyPTO 0.2.0: three tasks). The
+    chain runs through a named buffer assembled and read again in the root and through a copying
+    reshape (the last block's o update, o / l, reshape and cast are one task), not through views."""
+    vops = [o for o in root_ops if o.unit == "V"]
+    parent = {o.seq: o.seq for o in vops}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
+    depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
+    strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
+    grid = {o.seq: vec_grid(o)[:2] for o in vops}
+    for o in root_ops:
+        d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
+        alone = o.unit == "V" and any(t.uid in strided for t in o.inputs)
+        if o.unit == "V" and not alone:
+            for t in o.inputs:
+                p = chain.get(t.uid)
+                if p is not None and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
+                    parent[find(o.seq)] = find(p)
+        if o.output is None:
+            continue
+        depth[o.output.uid] = d + (o.unit == "C")
+        src = o.inputs[0].uid if o.inputs else None
+        if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape \
+                and o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
+            strided.add(o.output.uid)
+        if alone:
+            # an op on strided views (RoPE's x1·cos of interleaved pairs) runs as a task of its own
+            # in PyPTO 0.2.0, copying the whole pairs in; its consumers start the next task
+            chain.pop(o.output.uid, None)
+        elif o.unit == "V":
+            chain[o.output.uid] = o.seq
+        elif o.unit == "S" and src in chain and chains(o):
+            prev = chain.get(o.output.uid) if o.op == "assemble" else None
+            if prev is not None and _fits(grid[prev], grid[chain[src]]) and depth.get(o.output.uid) == depth.get(src):
+                # two results assembled into one named tensor in the root (RoPE's o1 and o2 into the
+                # pairs, the rotated part and the pass-through into the heads): one task in PyPTO
+                parent[find(chain[src])] = find(prev)
+            chain[o.output.uid] = chain[src]
+        else:
+            chain.pop(o.output.uid, None)
+    groups: dict[int, list[OpRecord]] = defaultdict(list)
+    for o in vops:
+        groups[find(o.seq)].append(o)
+    return sorted(groups.values(), key=lambda g: g[0].seq)
+
+
+def _fits(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Two vector ops can share tasks: the same row-tile grid, or each one row block only."""
+    return a == b or (a[0] <= a[1] and b[0] <= b[1])
+
+
+def unrolled(op: OpRecord, record: RunRecord) -> bool:
+    """Whether the op sits in a loop_unroll with a factor above 1 (its rows are compiled for a tile
+    of several tokens, however few the run has)."""
+    return any(max(record.scopes.get(f.scope, {}).get("unroll_list", (1,)) or (1,)) > 1 for f in op.loops)
+
+
+def chains(op: OpRecord) -> bool:
+    """An S op through which a vector result stays the same data in UB: an assemble into a named
+    buffer, or a reshape of anything but a kernel argument (an in-place reshape of an argument only
+    changes how GM is viewed)."""
+    if op.op == "assemble":
+        return op.output is not None and op.output.kind == "buffer"
+    return op.op == "reshape" and not (op.attrs.get("inplace") and op.inputs and op.inputs[0].kind == "gm")
+
+
+def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
+    """Reshapes PyPTO runs as a task of their own (PIPE_S RESHAPE between a copy-in and a copy-out)
+    when the vector ops making their source run in more than one row block (a single block does the
+    reshape itself: SK-04 with unroll 1, or T < 8 with unroll 8):
+
+    * one that changes the rank of a vector result which is then assembled or viewed (SK-04's
+      [T*NH, D] -> [T, NH, D] head split);
+    * a copying reshape of a view of such a result (AT-04 variant B's pairs, [.., R] -> [.., R/2, 2]).
+
+    A reshape of a GM tensor (a matmul result, a kernel argument) is a view change only (PyPTO's
+    zero-cost "fake" task)."""
+    made = {o.output.uid: vec_grid(o) for o in root_ops if o.unit == "V" and o.output is not None}
+    viewed = {t.uid for o in root_ops if o.unit == "S" and o.op == "view" for t in o.inputs}
+    source: dict[int, int] = {}  # a view's uid -> the uid it views
+    out = []
+    for o in root_ops:
+        if o.unit != "S" or not o.inputs or o.output is None:
+            continue
+        src = o.inputs[0].uid
+        if o.op == "view":
+            source[o.output.uid] = source.get(src, src)
+            continue
+        if o.op != "reshape":
+            continue
+        direct = src in made
+        base = src if direct else source.get(src)
+        grid = made.get(base) if base is not None else None
+        if grid is None or grid[0] <= grid[1]:
+            continue
+        rank = len(o.output.shape) != len(o.inputs[0].shape)
+        if direct and rank and (o.output.uid in aliases.write or (o.output.uid == src and src in viewed)):
+            out.append(o)
+        elif not direct and not o.attrs.get("inplace"):
+            out.append(o)
+    return out
+
+
+def copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpRecord]:
+    """Views PyPTO 0.2.0 copies in a task of their own (REGISTER_COPY under the vec tile): a view of a
+    kernel argument reshaped in place (SK-01's query rows, q -> [T*NQ, D]). Its swimlane names the task
+    after the reshape."""
+    return [o for o in root_ops if o.unit == "S" and o.op == "view" and o.inputs and o.output is not None
+            and o.inputs[0].uid in reshaped]
