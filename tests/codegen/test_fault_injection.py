@@ -320,9 +320,10 @@ def rope_first_half_angles_for_both(monkeypatch: pytest.MonkeyPatch) -> Fault:
     label = _current_label(monkeypatch)
 
     def view(input, shape, offsets, **kwargs):
-        if "rope" in label[0] and input.dim == 2 and concrete(offsets[-1]) > 0:
+        # the angle tables are viewed as [M, 1, R/2] halves of [M, 1, R] (variant A's rope_angles)
+        if "rope" in label[0] and input.dim == 3 and input.dims[1] == 1 and concrete(offsets[-1]) > 0:
             fault.fired += 1
-            offsets = [offsets[0], 0]
+            offsets = [*offsets[:-1], 0]
         return original(input, shape, offsets, **kwargs)
 
     monkeypatch.setattr(ptosim, "view", view)
