@@ -96,7 +96,9 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
     # price) and read: PyPTO's INDEX_OUTCAST takes the cache as an input, so each scatter into a
     # cache waits for the previous one (its SIM serialises the loop iterations' scatters).
     cache_rows = replace(cache.ref(), shape=rows.dims, nbytes=rows.size * rows.dtype.nbytes)
-    machine.emit(op, "V", [rows.ref(), idx.ref(), cache_rows], cache_rows, tile=tile, flops=0, rows=n, written=written)
+    # Its readers wait for it as for a write of the whole cache: the rows are runtime data.
+    machine.emit(op, "V", [rows.ref(), idx.ref(), cache_rows], cache_rows, tile=tile, flops=0, rows=n, written=written,
+                 cache_rows=cache.dims[0])
     machine.vec_results.pop(cache.uid, None)  # the cache stays a GM argument, not a vector result
     return cache
 

@@ -393,3 +393,53 @@ def test_reshapes_of_a_multi_block_result_are_tasks(rows, reshape_tasks):
     est = estimate(heads.last_record)
     names = est.graph.op_names
     assert sum(all(names[i] == "reshape" for i in t.record_ops) for t in est.work_tasks) == reshape_tasks
+
+
+def test_row_offsets_of_nd_boxes_flatten_the_leading_dims():
+    from ptosim.cost.lower import row_offset as _row_offset
+
+    assert _row_offset((3, 2, 0), (8, 16, 128)) == 3 * 16 + 2
+    assert _row_offset((5, 0), (64, 128)) == 5
+    assert _row_offset((1, 2, 3, 0), (4, 5, 6, 7)) == (1 * 5 + 2) * 6 + 3
+    assert _row_offset((0,), (9,)) == 0
+
+
+def test_a_read_waits_for_writes_through_nested_assembles():
+    """A head's rows assembled into a named buffer that is assembled into the output (SK-05's q via
+    q_tmp): a later loop reading the output waits for the writer (it did not, and SK-05's phase 2
+    started at 0 µs)."""
+
+    @pypto.frontend.jit()
+    def two_phase(x: pypto.Tensor[[4, 2, 64], pypto.DT_FP32], y: pypto.Tensor[[4, 2, 64], pypto.DT_FP32],
+                  z: pypto.Tensor[[8, 64], pypto.DT_FP32]):
+        for t in pypto.loop(4, name="P1", idx_name="t"):
+            pypto.set_vec_tile_shapes(1, 2, 64)
+            part = pypto.view(x, [1, 2, 64], [t, 0, 0])
+            buf = pypto.Tensor([1, 2, 64], pypto.DT_FP32, "buf")
+            pypto.assemble(pypto.mul(part, 2.0), [0, 0, 0], buf)
+            pypto.assemble(buf, [t, 0, 0], y)
+        y2 = pypto.reshape(y, [8, 64], inplace=True)
+        for r in pypto.loop(2, name="P2", idx_name="r"):
+            pypto.set_vec_tile_shapes(4, 64)
+            pypto.assemble(pypto.add(pypto.view(y2, [4, 64], [r * 4, 0]), 1.0), [r * 4, 0], z)
+
+    two_phase(np.ones((4, 2, 64), np.float32), np.zeros((4, 2, 64), np.float32), np.zeros((8, 64), np.float32))
+    est = estimate(two_phase.last_record)
+    names = est.graph.op_names
+    tasks = {t.id: t for t in est.tasks}
+
+    def ancestors(t):
+        seen, todo = set(), list(t.preds)
+        while todo:
+            p = todo.pop()
+            if p not in seen:
+                seen.add(p)
+                todo.extend(tasks[p].preds)
+        return seen
+
+    writers = [t for t in est.work_tasks if any(names[i] == "mul" for i in t.record_ops)]
+    readers = [t for t in est.work_tasks if any(names[i] == "add" for i in t.record_ops)]
+    assert len(writers) == 4 and len(readers) == 2
+    # rows 0-3 of z read tokens 0 and 1 of y, rows 4-7 tokens 2 and 3
+    assert {w.root for w in writers if w.id in ancestors(readers[0])} == {writers[0].root, writers[1].root}
+    assert {w.root for w in writers if w.id in ancestors(readers[1])} == {writers[2].root, writers[3].root}

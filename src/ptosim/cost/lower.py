@@ -20,7 +20,7 @@ from ..record import OpRecord, TensorRef
 from .latency import copy_in_cycles, tileop_cycles
 from .params import CostParams
 
-__all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
+__all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
@@ -45,6 +45,18 @@ def rows_cols(shape: Sequence[int]) -> tuple[int, int]:
     if len(shape) == 1:
         return 1, int(shape[0])
     return int(math.prod(shape[:-1])), int(shape[-1])
+
+
+def row_offset(offs: tuple, shape: tuple[int, ...]) -> int:
+    """The first row of an N-D box at ``offs`` in the tensor's 2-D view (leading dims flattened):
+    [t, h, 0] of a [T, H, D] tensor starts at row t·H + h."""
+    if len(offs) < 2:
+        return 0
+    row, stride = 0, 1
+    for i in range(len(offs) - 2, -1, -1):
+        row += int(offs[i]) * stride
+        stride *= int(shape[i]) if i < len(shape) else 1
+    return row
 
 
 @dataclass(slots=True)
@@ -141,8 +153,8 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         body.ub_bytes += nb + extra_ub
         return body.add(TileOp(name, pipe, cycles, tuple(d for d in deps if d >= 0), tuple(out_shape), nb, gm, src))
 
-    def operand(ref: TensorRef, ct: int, src: int) -> tuple[int, tuple[int, int]]:
-        box = _col_tiles(_box(ref, R, r0, r1), tc, nct)[ct]
+    def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None) -> tuple[int, tuple[int, int]]:
+        box = window or _col_tiles(_box(ref, R, r0, r1), tc, nct)[ct]
         uid = ref.uid
         link = links.get(uid)
         if link is not None and src > link[1]:
@@ -168,7 +180,12 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         if op.op in ("reshape", "view") and out is not None and tensors:  # a reshape/copy task: copy in, copy out
             C = tc = rows_cols(out.shape)[1]
             nct = 1
-            res, ishape = operand(tensors[0], 0, op.seq)
+            window = None
+            if op.op == "view":  # a copied view reads its window of the source, not all of it
+                offs = tuple(op.attrs.get("offsets", ()) or ())
+                dr, dc = row_offset(offs, tensors[0].shape), int(offs[-1]) if offs else 0
+                window = (dr + r0, dr + r1, dc, dc + C)
+            res, ishape = operand(tensors[0], 0, op.seq, window)
             box = _box(out, R, r0, r1)
             base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
             oshape = _shape(box)
@@ -227,6 +244,8 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                 full = rows_cols(out.shape)
                 body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
                                 (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable), op.seq))
+                if "cache_rows" in op.attrs:  # a scatter: where its rows land is runtime data
+                    box = (0, int(op.attrs["cache_rows"]), 0, full[1])
                 body.writes.append((out.uid, _canon(resolve, out, box)))
 
 

@@ -37,10 +37,11 @@ def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
     chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
     depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
     strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
+    halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
-        alone = o.unit == "V" and any(t.uid in strided for t in o.inputs)
+        alone = o.unit == "V" and (any(t.uid in strided for t in o.inputs) or _half_times_broadcast(o, halves))
         if o.unit == "V" and not alone:
             for t in o.inputs:
                 p = chain.get(t.uid)
@@ -50,12 +51,16 @@ def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
             continue
         depth[o.output.uid] = d + (o.unit == "C")
         src = o.inputs[0].uid if o.inputs else None
-        if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape \
-                and o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
-            strided.add(o.output.uid)
+        if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape:
+            if o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
+                strided.add(o.output.uid)
+            elif o.output.shape[-1] < o.inputs[0].shape[-1] and src in chain:
+                halves.add(o.output.uid)
         if alone:
-            # an op on strided views (RoPE's x1·cos of interleaved pairs) runs as a task of its own
-            # in PyPTO 0.2.0, copying the whole pairs in; its consumers start the next task
+            # an op on strided views (RoPE's x1·cos of interleaved pairs), or a product of part of a
+            # row by a table broadcast over a middle dim (variant A's x1·cos over the heads), runs as
+            # a task of its own in PyPTO 0.2.0, copying the whole source in; its consumers start the
+            # next task
             chain.pop(o.output.uid, None)
         elif o.unit == "V":
             chain[o.output.uid] = o.seq
@@ -72,6 +77,15 @@ def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
     for o in vops:
         groups[find(o.seq)].append(o)
     return sorted(groups.values(), key=lambda g: g[0].seq)
+
+
+def _half_times_broadcast(o: OpRecord, halves: set[int]) -> bool:
+    """A binary vector op on a view of part of a row and an operand broadcast over a middle dim."""
+    if len(o.inputs) < 2 or o.output is None or not any(t.uid in halves for t in o.inputs):
+        return False
+    out = o.output.shape
+    return any(len(t.shape) == len(out) and any(a == 1 < b for a, b in zip(t.shape[:-1], out[:-1]))
+               for t in o.inputs)
 
 
 def _fits(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

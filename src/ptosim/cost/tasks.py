@@ -16,7 +16,7 @@ from typing import Any
 
 from ..options import RuntimeOptions
 from ..record import OpRecord, TensorRef
-from .lower import Box, TileOp, rows_cols
+from .lower import Box, TileOp, row_offset as _row_offset, rows_cols
 
 __all__ = ["SYNC_MIN", "Task", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
 
@@ -64,14 +64,13 @@ class Aliases:
                 continue
             src, dst = op.inputs[0], op.output
             offs = tuple(op.attrs.get("offsets", ()) or ())
-            dr = int(offs[-2]) if len(offs) >= 2 else 0
             dc = int(offs[-1]) if offs else 0
             if op.op == "view" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, dr, dc, True)
+                self.read[dst.uid] = (src.uid, _row_offset(offs, src.shape), dc, True)
             elif op.op == "reshape" and src.uid != dst.uid:
                 self.read[dst.uid] = (src.uid, 0, 0, False)
             elif op.op == "assemble":
-                self.write[src.uid].append((dst.uid, dr, dc))
+                self.write[src.uid].append((dst.uid, _row_offset(offs, dst.shape), dc))
 
     def canon(self, uid: int, box: Box, shape: tuple[int, ...] | None) -> Box:
         """``box`` of ``uid`` seen through an in-place reshape (same uid, another 2-D shape) in the
@@ -106,9 +105,18 @@ class Aliases:
         return uid, box, via_view, bool(ref.cacheable) if ref is not None else True
 
     def write_targets(self, uid: int, box: Box) -> list[tuple[int, Box]]:
-        out = [(uid, box)]
-        for dst, dr, dc in self.write.get(uid, ()):
-            out.append((dst, (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)))
+        """``box`` of ``uid`` and where assembles put it, through nested assembles (a head's rows into
+        a named buffer, the buffer into the kernel's output: both hold the data)."""
+        out, todo, seen = [(uid, box)], [(uid, box)], {uid}
+        while todo:
+            u, b = todo.pop()
+            for dst, dr, dc in self.write.get(u, ()):
+                if dst in seen:
+                    continue
+                seen.add(dst)
+                nb = (b[0] + dr, b[1] + dr, b[2] + dc, b[3] + dc)
+                out.append((dst, nb))
+                todo.append((dst, nb))
         return out
 
 
