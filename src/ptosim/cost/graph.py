@@ -233,7 +233,9 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             nmerge = 1 if count is None else max(1, int(count))
             if n < params.vec_merge_min_tasks:
                 nmerge = 1
-            while nmerge > 1 and _ub_bytes(g.ops, g.grid, range(min(nmerge, n)), aliases, params) > params.vec_ub_limit:
+            # merged tasks share the UB: they must fit it (PyPTO left 4 [4, 1024] RMSNorm tiles per root
+            # unmerged, 217 KB for two, and merged 4 [4, 256] ones, 55 KB)
+            while nmerge > 1 and _ub_bytes(g.ops, g.grid, range(min(nmerge, n)), aliases, params) > params.ub_bytes:
                 nmerge //= 2
             chunks = [list(range(i, min(n, i + nmerge))) for i in range(0, n, nmerge)]
             for chunk in chunks:
