@@ -517,7 +517,21 @@ def main_manifest(a) -> int:
         print(f"wrote {len(fresh)} PyPTO runs to {MANIFEST_DATA}")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
+    if a.markdown:
+        Path(a.markdown).write_text(_markdown(rows))
     return 0
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    """The full table (one row per instance and T) for issue notes and benchmarks/data/."""
+    out = ["| split | instance | T | PyPTO µs | ptosim µs | ptosim ÷ PyPTO | tasks PyPTO / ptosim | |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        bad = abs(math.log(r["ratio"])) > math.log(MANIFEST_GOAL) or \
+            abs(r["ptosim_tasks"] - r["pypto_tasks"]) > TASK_GOAL * r["pypto_tasks"]
+        out.append(f"| {r['split']} | {r['instance']} | {r['T']} | {r['pypto_us']:.2f} | {r['ptosim_us']:.2f} | "
+                   f"{r['ratio']:.3f} | {r['pypto_tasks']} / {r['ptosim_tasks']} | {'outside' if bad else ''} |")
+    return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
@@ -537,6 +551,7 @@ def main(argv=None) -> int:
     ap.add_argument("--split", choices=("fit", "holdout"))
     ap.add_argument("--refresh", action="store_true", help="run PyPTO for every case and write benchmarks/data/")
     ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--markdown", help="write the full table as markdown to this file")
     a = ap.parse_args(argv)
     return main_manifest(a)
 
