@@ -42,6 +42,24 @@ def _check_unroll_list(unroll_list: Any, op: str) -> list[int]:
     return list(unroll_list)
 
 
+def _check_covered(machine: Any, factors: list[int], n: int, name: str, op: str) -> None:
+    """PyPTO 0.2.0 runs a ``loop``'s iterations in chunks of the listed factors, largest first, and
+    has no path for what they leave over: with ``unroll_list=[4]`` a 3-iteration kv loop gave NaN
+    rows in its CPU verifier (1, 2 and 3 iterations alike). ptosim refuses the run instead."""
+    left = n
+    for f in sorted(set(factors), reverse=True):
+        left %= f
+    if left:
+        machine.fail(
+            ShapeError,
+            f"loop {name!r} runs {n} iteration(s) but unroll_list={list(factors)} leaves the last {left} without a "
+            "path (PyPTO 0.2.0 computes garbage for them)",
+            code="argument",
+            op=op,
+            hint=f"end the list with 1: unroll_list={sorted(set(factors) | {1}, reverse=True)}",
+        )
+
+
 def _bounds(start: ScalarLike, stop: ScalarLike, step: int, op: str) -> tuple[int, int, int]:
     if isinstance(step, SymbolicScalar) or isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ShapeError(f"step must be a positive int, got {step!r}", code="argument", op=op)
@@ -85,7 +103,7 @@ def loop(
     name = name or f"loop_{len(machine.record.scopes)}"
     idx_name = idx_name or f"loop_idx_{len(machine.loops)}"
     if unroll_list is not None:
-        _check_unroll_list(unroll_list, op)
+        _check_covered(machine, _check_unroll_list(unroll_list, op), len(range(lo, hi, st)), name, op)
     schedule = [(i, 1) for i in range(lo, hi, st)]
     attrs = {"submit_before_loop": bool(submit_before_loop), "parallel": bool(parallel)}
     for idx, _ in _iterate(machine, name, idx_name, schedule, **attrs):

@@ -225,3 +225,23 @@ def test_dynamic_axis_of_a_jit_argument_is_symbolic():
     assert isinstance(rows, SymbolicScalar) and rows.value == 5 and cols == 8
     with pytest.raises(SymbolicError):
         range(rows)
+
+
+def test_loop_unroll_list_must_cover_the_remainder():
+    """PyPTO 0.2.0 has no path for the iterations an unroll_list without 1 leaves over (its CPU
+    verifier wrote NaN rows for a 3-iteration kv loop with [4]); ptosim refuses, naming the fix."""
+
+    def kernel(unroll):
+        @pypto.frontend.jit()
+        def k(x: pypto.Tensor[[8, 16], pypto.DT_FP32], n: pypto.Tensor[[1], pypto.DT_INT32]):
+            pypto.set_vec_tile_shapes(1, 16)
+            for i in pypto.loop(n[0], name="KV", idx_name="i", unroll_list=unroll):
+                pypto.assemble(pypto.mul(pypto.view(x, [1, 16], [i, 0]), 2.0), [i, 0], x)
+
+        return k
+
+    x = np.ones((8, 16), np.float32)
+    with pytest.raises(pypto.ShapeError, match=r"leaves the last 3 .*unroll_list=\[4, 1\]"):
+        kernel([4])(x.copy(), np.array([3], np.int32))
+    kernel([4])(x.copy(), np.array([8], np.int32))  # a multiple of 4 is covered
+    kernel([4, 2, 1])(x.copy(), np.array([3], np.int32))
