@@ -444,3 +444,43 @@ def test_a_read_waits_for_writes_through_nested_assembles():
     # rows 0-3 of z read tokens 0 and 1 of y, rows 4-7 tokens 2 and 3
     assert {w.root for w in writers if w.id in ancestors(readers[0])} == {writers[0].root, writers[1].root}
     assert {w.root for w in writers if w.id in ancestors(readers[1])} == {writers[2].root, writers[3].root}
+
+
+def _chains(*durations_us: tuple[float, ...]):
+    """Independent chains of tasks (kinds AIV/AIC alternate as given), scheduled on the a2a3 profile;
+    returns each task's start in us from the first start."""
+    from ptosim.cost.schedule import schedule
+    from ptosim.cost.tasks import Task
+    prof = load_platform("a2a3")
+    cp = CostParams.from_profile(prof)
+    tasks: list[Task] = []
+    for chain in durations_us:
+        prev = None
+        for kind, us in chain:
+            t = Task(len(tasks), kind, "x", 0, len(tasks))
+            t.duration = round(us * 1800)
+            t.op_times = [(t.duration * i // 8, t.duration * (i + 1) // 8) for i in range(8)]  # tile-op steps
+            if prev is not None:
+                t.preds.add(prev.id)
+                prev.succs.append(t.id)
+            tasks.append(t)
+            prev = t
+    schedule(tasks, [[t.id for t in tasks]], prof.aic, prof.aiv, cp)
+    t0 = min(t.start for t in tasks)
+    return [round(cp.us(t.start - t0), 2) for t in tasks]
+
+
+def test_a_resolve_end_is_a_scheduler_step():
+    """PyPTO asks for a step when a poll's first resolve ends: with no core busy, the ready task reaches
+    the global queue there, and the next scheduler to dispatch takes it. Four AIV -> AIC pairs
+    (SK-03 norm -> matmul at T=4); PyPTO 0.2.0's SIM started the matmuls at 3.20, 4.51, 4.62, 4.73 us."""
+    starts = _chains(*[(("AIV", 1.155), ("AIC", 2.518))] * 4)
+    assert starts[1::2] == pytest.approx([3.20, 4.51, 4.62, 4.73], abs=0.02)
+
+
+def test_a_step_asked_for_at_a_poll_is_lost_to_an_earlier_one():
+    """PyPTO keeps one "next cycle": a step in between (another scheduler's dispatch) cancels the one the
+    resolve asked for, and the ready task waits for the next step. SK-03 T=1 (gamma prep -> norm ->
+    matmul); PyPTO 0.2.0's SIM started them at 0, 3.20 and 8.33 us."""
+    starts = _chains((("AIV", 0.984), ("AIV", 1.792), ("AIC", 2.518)))
+    assert starts == pytest.approx([0.0, 3.20, 8.33], abs=0.02)

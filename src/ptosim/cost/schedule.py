@@ -8,7 +8,9 @@ round's cycles have passed, it **dispatches** ready tasks (one global FIFO per c
 cores, ``scheduler_cycles`` per task, each task starting when its dispatch is done.
 The device moves one task from each local queue to the global queue per simulation step, a step
 being any scheduler event or tile-op boundary on a busy core (``DeviceMachine::RunAtBegin``), after
-the schedulers of that step: so a freshly resolved task waits for the next step.
+the schedulers of that step: so a freshly resolved task waits for the next step. A poll that resolves
+anything also asks for a step when its first resolve ends; PyPTO keeps a single "next cycle", so that
+step is lost if another one comes first (a quiet device then waits for the next scheduler event).
 Sync (HUB) tasks are processed by a dispatching thread at no cost, their successors resolved on the
 spot (PyPTO's merged swimlane draws them as 1 us "fake" tasks in later device tasks, but its cost
 model runs them in 1 cycle). Device tasks run one after the other, the next one submitted
@@ -118,15 +120,21 @@ class _DeviceRun:
                 raise RuntimeError("cost model scheduler did not converge (dependency cycle?)")
             now, kind, _s, x = heapq.heappop(self.events)
             if kind == _TICK:
-                self.step(now)
+                # a step asked for at a poll (payload: the poll's time) happens only if no other step
+                # came in between: PyPTO keeps one "next cycle", and later steps do not ask again
+                if x < 0 or self.last_step <= x:
+                    self.step(now)
                 continue
             if kind == _POLL:
-                cost = 0
+                cost, stepped = 0, False
                 for core in self.cpus[x]:
                     cost += self.p.completion_cycles
                     if core.task >= 0 and core.end <= now:
                         tid, core.task = core.task, -1
                         cost += self.finish(tid, now + cost, x)
+                        if not stepped:  # the first resolve's end asks for a step (see run)
+                            self.push(now + cost, _TICK, now)
+                            stepped = True
                 self.push(now + cost, _DISPATCH, x)
                 self.step(now)
                 continue
