@@ -484,3 +484,40 @@ def test_a_step_asked_for_at_a_poll_is_lost_to_an_earlier_one():
     matmul); PyPTO 0.2.0's SIM started them at 0, 3.20 and 8.33 us."""
     starts = _chains((("AIV", 0.984), ("AIV", 1.792), ("AIC", 2.518)))
     assert starts == pytest.approx([0.0, 3.20, 8.33], abs=0.02)
+
+
+def test_a_consumer_on_whole_blocks_of_its_producer_shares_its_task():
+    """RMSNorm tiled [4, K] feeding a per-row scale tiled [8, K]: PyPTO 0.2.0 runs two norm tiles and the
+    scale tile that reads them as one task (SK-03 INT8 at T=128: 16 such tasks, not 32 + 16); inside
+    it the norm still runs per 4-row tile, and the scale waits for both."""
+    K, N = 256, 128
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128})
+    def nested(x: pypto.Tensor[[pypto.DYNAMIC, K], BF16], weight: pypto.Tensor[[N, K], BF16],
+               y: pypto.Tensor[[pypto.DYNAMIC, N], BF16]):
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[32]):
+            xt = pypto.view(x, [tile, K], [off, 0])
+            pypto.set_semantic_label("norm")
+            pypto.set_vec_tile_shapes(4, K)
+            xf = pypto.cast(xt, FP32)
+            r = pypto.rsqrt(pypto.add(pypto.mul(pypto.sum(pypto.mul(xf, xf), dim=-1, keepdim=True), 1.0 / K), 1e-6))
+            normed = pypto.mul(xf, r)
+            pypto.set_semantic_label("scale")
+            pypto.set_vec_tile_shapes(8, K)
+            h = pypto.cast(pypto.mul(normed, pypto.amax(pypto.abs(normed), -1, keepdim=True)), BF16)
+            pypto.set_semantic_label("linear")
+            pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
+            pypto.assemble(pypto.matmul(h, weight, BF16, b_trans=True), [off, 0], y)
+
+    rng = np.random.default_rng(0)
+    bf = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    nested(bf(32, K), bf(N, K), np.zeros((32, N), ml_dtypes.bfloat16))
+    est = estimate(nested.last_record)
+    vec = [t for t in est.tasks if t.kind == "AIV"]
+    assert len(vec) == 32 // 8
+    task = vec[0]
+    assert [op.shape for op in task.ops if op.name == "SQRT"] == [(4, 1), (4, 1)]  # the norm per 4-row tile
+    assert [op.shape for op in task.ops if op.name == "ROWMAX_SINGLE"] == [(8, 1)]  # the scale per 8 rows
+    muls = [i for i, op in enumerate(task.ops) if op.name == "MUL" and op.shape == (4, K)]
+    first_on_8 = next(op for op in task.ops if op.name == "ABS")
+    assert first_on_8.shape == (8, K) and set(muls[-2:]) <= set(first_on_8.deps)  # it waits for both norm tiles

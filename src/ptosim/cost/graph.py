@@ -29,7 +29,7 @@ from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, rows_cols, vec_grid
 from .params import CostParams
-from .partition import chains, copied_views, reshape_tasks, unrolled, vec_groups
+from .partition import chains, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
 __all__ = ["Task", "Graph", "build_graph"]
@@ -161,7 +161,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                           "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
         for vg in vec_groups(root_ops):
-            grid = vec_grid(vg[0])[:2]
+            grid = group_grid(vg)
             # PyPTO splits an over-full vector subgraph only when a wide matmul reads its result
             wide = _consumer_n(vg, root_ops) >= params.vec_split_min_consumer_n
             parts = _split(vg, grid, aliases, params) if wide else [vg]

@@ -137,12 +137,16 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
               links: Mapping[int, tuple[int, int]] | None = None) -> None:
     """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows)).
 
+    An op whose own tile has fewer rows than the block runs once per row sub-block of its tile (PyPTO
+    puts two [4, K] RMSNorm tiles and the [8, K] activation-quant tile that reads them in one task);
+    a consumer waits for every sub-block it reads.
+
     ``links`` maps a tensor the group reads to (the group's own result it holds, the seq of the op
     after which it does): a buffer the group assembled and reads again, a copying reshape of its
     result. Such a read takes the result from UB instead of copying it in."""
     R = grid[0]
     links = links or {}
-    local: dict[int, list[int]] = {}  # uid -> producing op index per column tile
+    local: dict[int, dict[int, list[int]]] = {}  # uid -> first row of a sub-block -> producing op per column tile
     inside = {o.output.uid for o in ops if o.output is not None}
     lowering = params.lowering
 
@@ -151,17 +155,22 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         cycles = tileop_cycles(name, shapes, dtype, nbytes_of(dtype), params)
         nb = int(math.prod(out_shape)) * nbytes_of(out_dtype)
         body.ub_bytes += nb + extra_ub
-        return body.add(TileOp(name, pipe, cycles, tuple(d for d in deps if d >= 0), tuple(out_shape), nb, gm, src))
+        flat = [x for d in deps for x in (d if isinstance(d, tuple) else (d,))]
+        return body.add(TileOp(name, pipe, cycles, tuple(dict.fromkeys(d for d in flat if d >= 0)), tuple(out_shape), nb, gm, src))
 
-    def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None) -> tuple[int, tuple[int, int]]:
-        box = window or _col_tiles(_box(ref, R, r0, r1), tc, nct)[ct]
+    def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None, rows: tuple[int, int] = (r0, r1)
+                ) -> tuple[int | tuple[int, ...], tuple[int, int]]:
+        box = window or _col_tiles(_box(ref, R, *rows), tc, nct)[ct]
         uid = ref.uid
         link = links.get(uid)
         if link is not None and src > link[1]:
             uid = link[0]
         if uid in inside and uid in local:
-            prod = local[uid]
-            return prod[min(ct, len(prod) - 1)], _shape(box)
+            blocks = local[uid]
+            # the sub-blocks of the producer that overlap these rows (all of them for a [1, C] result)
+            hit = [p for a, p in blocks.items() if box[0] <= a < box[1]] or list(blocks.values())
+            deps = tuple(p[min(ct, len(p) - 1)] for p in hit)
+            return (deps[0] if len(deps) == 1 else deps), _shape(box)
         base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
         key = (base, bbox)
         if key not in body.loaded:
@@ -191,62 +200,66 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
             oshape = _shape(box)
             body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype,
                                                                  nbytes_of(out.dtype), params),
-                            (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
+                            res if isinstance(res, tuple) else (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(out.dtype),
+                            (base, bbox, cacheable), op.seq))
             body.writes.append((out.uid, _canon(resolve, out, box)))
             continue
-        for ct in range(nct):
-            ins = [operand(t, ct, op.seq) for t in tensors]
-            oshape = _shape(_col_tiles(_box(out, R, r0, r1), tc, nct)[ct]) if out is not None else (r1 - r0, 1)
-            odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
-            idt = tensors[0].dtype if tensors else odt
-            name = op.op
-            if name in lowering and name not in ("sum", "amax"):
-                last, dup, res = (ins[0][0] if ins else -1), -1, -1
-                for step in lowering[name]:
-                    if step == "VEC_DUP":
-                        dup = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
-                        continue
-                    args = [dup, last] if dup >= 0 else [last]
-                    res = last = emit(step, "VECTOR", [oshape] * (len(args) + 1), idt, args, oshape, odt, op.seq)
-                    dup = -1
-                res = res if res >= 0 else dup
-            elif name in ("sum", "amax") and tensors:
-                step = lowering.get(name, ("ROWSUM_SINGLE" if name == "sum" else "ROWMAX_SINGLE",))[0]
-                (i0, s0) = ins[0]
-                tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
-                res = emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), "VECTOR", [s0, oshape], idt,
-                           [i0], oshape, odt, op.seq, extra_ub=tmp)
-            elif name in _BINARY and len(ins) == 2:
-                (ia, sa, ra), (ib, sb, rb) = [(i, sh, t) for (i, sh), t in zip(ins, tensors)]
-                if (sa[1] == 1 and oshape[1] > 1) or (sa[0] == 1 and oshape[0] > 1):  # broadcast operand second
-                    (ia, sa, ra), (ib, sb, rb) = (ib, sb, rb), (ia, sa, ra)
-                if sb[1] == 1 and oshape[1] > 1:  # [r, 1] per-row value: BRCB to one 32-byte block per row
-                    wide = (sb[0], max(1, 32 // nbytes_of(rb.dtype)))
-                    ib = emit("BRCB", "VECTOR", [sb, wide], rb.dtype, [ib], wide, rb.dtype, op.seq)
-                    sb = wide
-                elif sb[0] == 1 and oshape[0] > 1:  # [1, C] row: EXPAND to the tile
-                    ib = emit("EXPAND", "VECTOR", [sb, oshape], rb.dtype, [ib], oshape, rb.dtype, op.seq)
-                    sb = oshape
-                res = emit(_BINARY[name], "VECTOR", [sa, sb, oshape], ra.dtype, [ia, ib], oshape, odt, op.seq)
-            elif name in _SCALAR and len(ins) == 1:
-                res = emit(_SCALAR[name], "VECTOR", [ins[0][1], oshape], idt, [ins[0][0]], oshape, odt, op.seq)
-            elif name in ("full", "zeros") or not ins:
-                res = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
-            else:
-                code = _UNARY.get(name, name.upper())
-                res = emit(code, "VECTOR", [s for _, s in ins] + [oshape], idt, [i for i, _ in ins], oshape, odt, op.seq)
-            if out is None:
-                continue
-            local.setdefault(out.uid, []).append(res)
-            if needs_out(out.uid):
-                box = _col_tiles(_box(out, R, r0, r1), tc, nct)[ct]
-                base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
-                full = rows_cols(out.shape)
-                body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
-                                (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable), op.seq))
-                if "cache_rows" in op.attrs:  # a scatter: where its rows land is runtime data
-                    box = (0, int(op.attrs["cache_rows"]), 0, full[1])
-                body.writes.append((out.uid, _canon(resolve, out, box)))
+        # an op tiled finer than the block runs once per row sub-block of its own tile
+        subs = [(a, min(r1, a + _tr)) for a in range(r0, r1, _tr)] if _R == R and _tr < r1 - r0 else [(r0, r1)]
+        for sr0, sr1 in subs:
+            for ct in range(nct):
+                ins = [operand(t, ct, op.seq, rows=(sr0, sr1)) for t in tensors]
+                oshape = _shape(_col_tiles(_box(out, R, sr0, sr1), tc, nct)[ct]) if out is not None else (sr1 - sr0, 1)
+                odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
+                idt = tensors[0].dtype if tensors else odt
+                name = op.op
+                if name in lowering and name not in ("sum", "amax"):
+                    last, dup, res = (ins[0][0] if ins else -1), -1, -1
+                    for step in lowering[name]:
+                        if step == "VEC_DUP":
+                            dup = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
+                            continue
+                        args = [dup, last] if dup >= 0 else [last]
+                        res = last = emit(step, "VECTOR", [oshape] * (len(args) + 1), idt, args, oshape, odt, op.seq)
+                        dup = -1
+                    res = res if res >= 0 else dup
+                elif name in ("sum", "amax") and tensors:
+                    step = lowering.get(name, ("ROWSUM_SINGLE" if name == "sum" else "ROWMAX_SINGLE",))[0]
+                    (i0, s0) = ins[0]
+                    tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
+                    res = emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), "VECTOR", [s0, oshape], idt,
+                               [i0], oshape, odt, op.seq, extra_ub=tmp)
+                elif name in _BINARY and len(ins) == 2:
+                    (ia, sa, ra), (ib, sb, rb) = [(i, sh, t) for (i, sh), t in zip(ins, tensors)]
+                    if (sa[1] == 1 and oshape[1] > 1) or (sa[0] == 1 and oshape[0] > 1):  # broadcast operand second
+                        (ia, sa, ra), (ib, sb, rb) = (ib, sb, rb), (ia, sa, ra)
+                    if sb[1] == 1 and oshape[1] > 1:  # [r, 1] per-row value: BRCB to one 32-byte block per row
+                        wide = (sb[0], max(1, 32 // nbytes_of(rb.dtype)))
+                        ib = emit("BRCB", "VECTOR", [sb, wide], rb.dtype, [ib], wide, rb.dtype, op.seq)
+                        sb = wide
+                    elif sb[0] == 1 and oshape[0] > 1:  # [1, C] row: EXPAND to the tile
+                        ib = emit("EXPAND", "VECTOR", [sb, oshape], rb.dtype, [ib], oshape, rb.dtype, op.seq)
+                        sb = oshape
+                    res = emit(_BINARY[name], "VECTOR", [sa, sb, oshape], ra.dtype, [ia, ib], oshape, odt, op.seq)
+                elif name in _SCALAR and len(ins) == 1:
+                    res = emit(_SCALAR[name], "VECTOR", [ins[0][1], oshape], idt, [ins[0][0]], oshape, odt, op.seq)
+                elif name in ("full", "zeros") or not ins:
+                    res = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
+                else:
+                    code = _UNARY.get(name, name.upper())
+                    res = emit(code, "VECTOR", [s for _, s in ins] + [oshape], idt, [i for i, _ in ins], oshape, odt, op.seq)
+                if out is None:
+                    continue
+                local.setdefault(out.uid, {}).setdefault(sr0, []).append(res)
+                if needs_out(out.uid):
+                    box = _col_tiles(_box(out, R, sr0, sr1), tc, nct)[ct]
+                    base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
+                    full = rows_cols(out.shape)
+                    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
+                                    (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable), op.seq))
+                    if "cache_rows" in op.attrs:  # a scatter: where its rows land is runtime data
+                        box = (0, int(op.attrs["cache_rows"]), 0, full[1])
+                    body.writes.append((out.uid, _canon(resolve, out, box)))
 
 
 # --- cube ----------------------------------------------------------------------------------------

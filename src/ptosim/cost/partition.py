@@ -14,7 +14,7 @@ from ..record import OpRecord, RunRecord
 from .lower import vec_grid
 from .tasks import Aliases
 
-__all__ = ["vec_groups", "reshape_tasks", "copied_views", "unrolled", "chains"]
+__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "unrolled", "chains"]
 
 
 def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
@@ -89,8 +89,18 @@ def _half_times_broadcast(o: OpRecord, halves: set[int]) -> bool:
 
 
 def _fits(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """Two vector ops can share tasks: the same row-tile grid, or each one row block only."""
-    return a == b or (a[0] <= a[1] and b[0] <= b[1])
+    """Two vector ops can share tasks: the same row-tile grid, each one row block only, or one grid's
+    blocks made of whole blocks of the other (PyPTO 0.2.0 puts two [4, K] RMSNorm tiles and the
+    [8, K] activation-quant tile that reads them in one task)."""
+    return a == b or (a[0] <= a[1] and b[0] <= b[1]) or (a[0] == b[0] and max(a[1], b[1]) % min(a[1], b[1]) == 0)
+
+
+def group_grid(ops: list[OpRecord]) -> tuple[int, int]:
+    """(rows, rows per task) of a vector group: the coarsest row tile of its ops (finer ones run per
+    row sub-block inside the task, see lower_vec)."""
+    grids = [vec_grid(o)[:2] for o in ops]
+    R = grids[0][0]
+    return R, max(tr for r, tr in grids if r == R)
 
 
 def unrolled(op: OpRecord, record: RunRecord) -> bool:
