@@ -521,3 +521,18 @@ def test_a_consumer_on_whole_blocks_of_its_producer_shares_its_task():
     muls = [i for i, op in enumerate(task.ops) if op.name == "MUL" and op.shape == (4, K)]
     first_on_8 = next(op for op in task.ops if op.name == "ABS")
     assert first_on_8.shape == (8, K) and set(muls[-2:]) <= set(first_on_8.deps)  # it waits for both norm tiles
+
+
+def test_a_root_of_reshapes_only_is_a_sync_task_ahead_of_its_readers():
+    """PyPTO 0.2.0 gives a root with no task of its own (SK-01's per-sequence reshape of q) a sync task
+    whose successors are the tasks that read what it made: 16 "sequence" HUBs of 2 query copies each
+    at T=16. The paged attention's reshape of q before its loops: one HUB ahead of every query copy."""
+    from . import paged_attention_kernel as K
+
+    K.paged_attention(*K.inputs([100, 40]))
+    est = estimate(K.paged_attention.last_record)
+    names = est.graph.op_names
+    copies = [t for t in est.work_tasks if [names[i] for i in t.record_ops] == ["view"]]
+    hubs = [t for t in est.tasks if t.kind == "HUB" and {c.id for c in copies} <= set(t.succs)]
+    assert len(copies) == 12 and len(hubs) == 1 and not hubs[0].preds
+    assert all(c.start >= hubs[0].end for c in copies)

@@ -158,7 +158,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                           "assembles": any(o.op == "assemble" for o in root_ops),
                           "scope": frames[-1].scope if frames else None,
                           "outer": frames[0].scope if frames else None,
-                          "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False})
+                          "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False,
+                          "made": {o.output.uid for o in root_ops if o.unit == "S" and o.output is not None}})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
         for vg in vec_groups(root_ops):
             grid = group_grid(vg)
@@ -275,7 +276,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
 
     dependencies(tasks, aliases)
     ndev = len(device_tasks(tasks, root_info, runtime))
-    sync_tasks(tasks, root_info, aliases)
+    inputs = {o.seq: {t.uid for t in o.inputs} for o in record.ops}
+    sync_tasks(tasks, root_info, aliases, {t.id: set().union(*(inputs[q] for q in t.record_ops)) for t in tasks})
     devices: list[list[int]] = [[] for _ in range(ndev)]
     for t in tasks:
         devices[t.device].append(t.id)

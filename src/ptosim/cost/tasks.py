@@ -168,8 +168,12 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
                     writers[base][k].append((bbox, t.id))
 
 
-def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases) -> None:
-    """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles)."""
+def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
+               reads_of: dict[int, set[int]] | None = None) -> None:
+    """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles),
+    and one per root of views and reshapes only, ahead of the tasks of later roots that read them (SK-01's
+    per-sequence reshape of q: a sync task before the two head copies of each sequence in PyPTO 0.2.0).
+    ``reads_of``: task id -> the tensor uids its recorded ops read."""
     by_group: dict[int, list[Task]] = defaultdict(list)
     for t in list(tasks):
         by_group[t.group].append(t)
@@ -201,6 +205,19 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases)
             writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
             if writers:
                 tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+    for r, info in enumerate(roots):
+        made = info.get("made") or set()
+        if by_root.get(r) or not made or reads_of is None:
+            continue
+        frames = info["loops"]  # readers in the loop iterations this root opens
+        readers = [t for t in tasks if t.kind != "HUB" and t.root > r and roots[t.root]["loops"][:len(frames)] == frames
+                   and reads_of.get(t.id, set()) & made]
+        if readers:  # the sync task runs with its first reader's device task (a root of S ops has none)
+            hub = Task(len(tasks), "HUB", "", readers[0].root, -1)
+            tasks.append(hub)
+            for t in readers:
+                if t.device == readers[0].device:
+                    t.preds.add(hub.id)
     device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
     for t in tasks:
         t.succs = []
