@@ -536,3 +536,55 @@ def test_a_root_of_reshapes_only_is_a_sync_task_ahead_of_its_readers():
     hubs = [t for t in est.tasks if t.kind == "HUB" and {c.id for c in copies} <= set(t.succs)]
     assert len(copies) == 12 and len(hubs) == 1 and not hubs[0].preds
     assert all(c.start >= hubs[0].end for c in copies)
+
+
+def _norm_linear_epilogue(setting, scale_per_row=False):
+    """RMSNorm [4, K] -> matmul -> epilogue [8, N] at T = 128: SK-03 with a bias, or (scale_per_row) with
+    a per-row scale from the norm stage as INT8's dequant has."""
+    K, N = 256, 128
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128},
+                        pass_options={"vec_nbuffer_setting": setting})
+    def nle(x: pypto.Tensor[[pypto.DYNAMIC, K], BF16], weight: pypto.Tensor[[N, K], BF16],
+            bias: pypto.Tensor[[N], BF16], y: pypto.Tensor[[pypto.DYNAMIC, N], BF16]):
+        pypto.set_vec_tile_shapes(1, N)
+        bf = pypto.cast(pypto.reshape(bias, [1, N]), FP32)
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[128]):
+            xt = pypto.view(x, [tile, K], [off, 0])
+            pypto.set_semantic_label("norm")
+            pypto.set_vec_tile_shapes(4, K)
+            xf = pypto.cast(xt, FP32)
+            ss = pypto.sum(pypto.mul(xf, xf), dim=-1, keepdim=True)
+            h = pypto.cast(pypto.mul(xf, pypto.rsqrt(pypto.add(pypto.mul(ss, 1.0 / K), 1e-6))), BF16)
+            pypto.set_semantic_label("linear")
+            pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
+            acc = pypto.matmul(h, weight, FP32, b_trans=True)
+            pypto.set_semantic_label("epilogue")
+            pypto.set_vec_tile_shapes(8, N)
+            out = pypto.add(acc, bf)
+            if scale_per_row:
+                out = pypto.mul(out, ss)
+            pypto.assemble(pypto.cast(out, BF16), [off, 0], y)
+
+    rng = np.random.default_rng(0)
+    b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    nle(b(128, K), b(N, K), b(N), np.zeros((128, N), ml_dtypes.bfloat16))
+    return Counter(t.label for t in estimate(nle.last_record).work_tasks)
+
+
+def test_vec_nbuffer_hash_orders_count_from_the_end_of_the_root():
+    """PyPTO 0.2.0 on SK-03 with a bias at T=128: {0: 2} merges the epilogue (8 tasks, the norm 32),
+    {1: 2} the norm (16 tasks, the epilogue 16)."""
+    first = _norm_linear_epilogue({0: 2})
+    second = _norm_linear_epilogue({1: 2})
+    assert (first["norm"], first["epilogue"]) == (32, 8)
+    assert (second["norm"], second["epilogue"]) == (16, 16)
+
+
+def test_vec_nbuffer_leaves_tasks_fed_by_their_own_vector_task_alone():
+    """A merge takes instances that share their input (or output) subgraphs: an epilogue row block that
+    reads its own norm task's per-row value shares neither (SK-03 INT8 at T=128: {0: 2}, {1: 2} and
+    {2: 2} left all 35 tasks as they were)."""
+    for setting in ({0: 2}, {1: 2}):
+        got = _norm_linear_epilogue(setting, scale_per_row=True)
+        assert (got["norm"], got["epilogue"]) == (32, 16)
