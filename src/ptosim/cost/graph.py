@@ -90,7 +90,7 @@ class Group:
     grid: tuple[int, ...]
     hash_order: int = 0
     named: str = ""  #: a label the group takes from elsewhere (a copied view: its reshape's)
-    family: int = -1  #: the parts of a vector group split for the UB share it (one hash group in PyPTO)
+    family: tuple[int, int] = (-1, -1)  #: shared by the parts of a vector group split for the UB (one hash group in PyPTO)
 
     @property
     def label(self) -> str:
@@ -132,6 +132,28 @@ def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> l
     return [head] + (_split(tail, grid, aliases, params) if tail else [])
 
 
+def _mergeable(groups: list[Group]) -> set[int]:
+    """The vector groups PyPTO's n-buffer merge may merge. It merges instances that share their input
+    subgraphs, or else their output ones; an instance fed by (or feeding) its own task of another vector
+    group of the root shares neither (SK-03 INT8 at T=128: neither the norm + quant row blocks nor the
+    epilogue ones merged under any hash order)."""
+    made_by = {o.output.uid: g.gid for g in groups for o in g.ops if o.output is not None}
+    prods: dict[int, set[int]] = defaultdict(set)
+    cons: dict[int, set[int]] = defaultdict(set)
+    for g in groups:
+        for o in g.ops:
+            for t in o.inputs:
+                p = made_by.get(t.uid)
+                if p is not None and groups[p].family != g.family and groups[p].root == g.root:
+                    prods[g.gid].add(p)
+                    cons[p].add(g.gid)
+
+    def shared(others: set[int]) -> bool:  # every instance meets the same (cube) subgraphs
+        return bool(others) and all(groups[o].unit == "C" for o in others)
+
+    return {g.gid for g in groups if g.unit == "V" and (shared(prods[g.gid]) or shared(cons[g.gid]))}
+
+
 # --- build --------------------------------------------------------------------------------------
 
 
@@ -166,13 +188,13 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
         # PyPTO numbers the vector hash groups of a root from its end (SK-03 with bias: {0: 2} merges the
         # epilogue, {1: 2} the norm); the parts of a split group share the number
         vorder: dict[int, int] = {}
-        for vg in vgs:
+        for i, vg in enumerate(vgs):
             grid = group_grid(vg)
             # PyPTO splits an over-full vector subgraph only when a wide matmul reads its result
             wide = _consumer_n(vg, root_ops) >= params.vec_split_min_consumer_n
             parts = _split(vg, grid, aliases, params) if wide else [vg]
             for part in parts:
-                vorder[part[0].seq] = len(vgs) - 1 - vgs.index(vg)
+                vorder[part[0].seq] = len(vgs) - 1 - i
                 order.append((part[0].seq, "V", part, grid))
         for o in reshape_tasks(root_ops, aliases):
             R, C = rows_cols(o.output.shape)
@@ -189,7 +211,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             named = reshaped.get(ops[0].inputs[0].uid, "") if ops[0].op == "view" else ""
             h = vorder.get(ops[0].seq, len(vgs) + counters[unit]) if unit == "V" else counters[unit]
             fam = (r, h) if ops[0].seq in vorder else (r, -1 - len(groups))
-            groups.append(Group(len(groups), r, unit, ops, grid, h, named, hash(fam)))
+            groups.append(Group(len(groups), r, unit, ops, grid, h, named, fam))
             counters[unit] += 1
 
     # which group reads each tensor (to decide copy-outs), and the reads a group serves from UB
@@ -231,24 +253,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                        else w != gid for w in readers.get(uid, ()))
         return check
 
-    # which vector groups PyPTO's n-buffer merge may merge: it merges instances that share their input
-    # subgraphs, or else their output ones; an instance fed by (or feeding) its own task of another vector
-    # group shares neither (SK-03 INT8: neither the norm + quant nor the epilogue merge under any key)
-    made_by = {o.output.uid: g.gid for g in groups for o in g.ops if o.output is not None}
-    prods: dict[int, set[int]] = defaultdict(set)
-    cons: dict[int, set[int]] = defaultdict(set)
-    for g in groups:
-        for o in g.ops:
-            for t in o.inputs:
-                p = made_by.get(t.uid)
-                if p is not None and groups[p].family != g.family and groups[p].root == g.root:
-                    prods[g.gid].add(p)
-                    cons[p].add(g.gid)
-
-    def shared(others: set[int]) -> bool:
-        return bool(others) and all(groups[o].unit == "C" for o in others)
-
-    family_merge: dict[int, int] = {}  # the merge count a split group's first part settled on
+    may_merge = _mergeable(groups)
+    family_merge: dict[tuple[int, int], int] = {}  # the merge count a split group's first part settled on
 
     # tasks
     tasks: list[Task] = []
@@ -259,7 +265,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             n = -(-R // tr)
             count, _raw = _count(pass_opts.vec_nbuffer_setting, g.hash_order, g.labels)
             nmerge = 1 if count is None else max(1, int(count))
-            if n < params.vec_merge_min_tasks or not (shared(prods[g.gid]) or shared(cons[g.gid])):
+            if n < params.vec_merge_min_tasks or g.gid not in may_merge:
                 nmerge = 1
             # merged tasks share the UB: they must fit it (PyPTO left 4 [4, 1024] RMSNorm tiles per root
             # unmerged, 217 KB for two, and merged 4 [4, 256] ones, 55 KB)
