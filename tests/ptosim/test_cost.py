@@ -588,3 +588,30 @@ def test_vec_nbuffer_leaves_tasks_fed_by_their_own_vector_task_alone():
     for setting in ({0: 2}, {1: 2}):
         got = _norm_linear_epilogue(setting, scale_per_row=True)
         assert (got["norm"], got["epilogue"]) == (32, 16)
+
+
+def test_casts_of_two_arguments_joined_by_an_op_are_tasks_of_their_own():
+    """SK-05's add_residual, x + residual cast to FP32 first: PyPTO 0.2.0 runs each cast as a task of its
+    own (8 [1, 256] FP32 tasks at T=4) and the add with the norm after it as one; a norm's own chain
+    (x · rstd, one argument) stays one task."""
+    H = 256
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128})
+    def add_norm(x: pypto.Tensor[[pypto.DYNAMIC, H], BF16], residual: pypto.Tensor[[pypto.DYNAMIC, H], BF16],
+                 y: pypto.Tensor[[pypto.DYNAMIC, H], BF16]):
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[4]):
+            pypto.set_vec_tile_shapes(4, H)
+            pypto.set_semantic_label("add")
+            s = pypto.add(pypto.cast(pypto.view(x, [tile, H], [off, 0]), FP32),
+                          pypto.cast(pypto.view(residual, [tile, H], [off, 0]), FP32))
+            pypto.set_semantic_label("norm")
+            r = pypto.rsqrt(pypto.add(pypto.mul(pypto.sum(pypto.mul(s, s), dim=-1, keepdim=True), 1.0 / H), 1e-6))
+            pypto.assemble(pypto.cast(pypto.mul(s, r), BF16), [off, 0], y)
+
+    rng = np.random.default_rng(0)
+    b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    add_norm(b(4, H), b(4, H), np.zeros((4, H), ml_dtypes.bfloat16))
+    est = estimate(add_norm.last_record)
+    names = est.graph.op_names
+    assert sorted(tuple(names[i] for i in t.record_ops) for t in est.work_tasks) == [
+        ("add", "mul", "sum", "mul", "add", "rsqrt", "mul", "cast"), ("cast",), ("cast",)]

@@ -1,9 +1,10 @@
 """Which recorded ops PyPTO 0.2.0 puts in one task, and which S ops become tasks of their own.
 
 Each rule is read off PyPTO's swimlanes (a task's operands and the pipe log of its tile ops) for the
-generated kernels: vector ops fuse producer -> consumer on one row grid at one cube depth, through
-named buffers and copying reshapes and into a shared assembled tensor; an op on a strided view
-stands alone; some reshapes and views are copy tasks. graph.py builds the tasks from these groups.
+generated kernels: vector ops fuse producer -> consumer on one row grid (or on whole blocks of it) at
+one cube depth, through named buffers and copying reshapes and into a shared assembled tensor; an op
+on a strided view stands alone, as do the reads of two kernel arguments an op joins; some reshapes
+and views are copy tasks. graph.py builds the tasks from these groups.
 """
 
 from __future__ import annotations
@@ -39,18 +40,29 @@ def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
     strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
     halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
+    on_gm: dict[int, int] = {}  # uid of a view or reshape of a kernel argument -> the argument's uid
+    read_of: dict[int, int] = {}  # uid of a one-input vector op on a kernel argument -> the argument's uid
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
         alone = o.unit == "V" and (any(t.uid in strided for t in o.inputs) or _half_times_broadcast(o, halves))
         if o.unit == "V" and not alone:
+            # an op joining the reads of two kernel arguments (add_residual's x + residual) leaves each
+            # read (and its cast) a task of its own in PyPTO 0.2.0
+            reads = {t.uid for t in o.inputs if t.uid in read_of}
+            if len({read_of[u] for u in reads}) < 2:
+                reads = set()
             for t in o.inputs:
                 p = chain.get(t.uid)
-                if p is not None and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
+                if p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
                     parent[find(o.seq)] = find(p)
         if o.output is None:
             continue
         depth[o.output.uid] = d + (o.unit == "C")
         src = o.inputs[0].uid if o.inputs else None
+        if o.unit == "S" and o.op in ("view", "reshape") and o.inputs and (o.inputs[0].kind == "gm" or src in on_gm):
+            on_gm[o.output.uid] = on_gm.get(src, src)
+        elif o.unit == "V" and len(o.inputs) == 1 and (o.inputs[0].kind == "gm" or src in on_gm):
+            read_of[o.output.uid] = on_gm.get(src, src)
         if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape:
             if o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
                 strided.add(o.output.uid)
