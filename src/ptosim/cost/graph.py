@@ -184,7 +184,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                           "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False,
                           "made": {o.output.uid for o in root_ops if o.unit == "S" and o.output is not None}})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
-        vgs = vec_groups(root_ops)
+        vgs = vec_groups(root_ops, aliases)
         # PyPTO numbers the vector hash groups of a root from its end (SK-03 with bias: {0: 2} merges the
         # epilogue, {1: 2} the norm); the parts of a split group share the number
         vorder: dict[int, int] = {}

@@ -18,7 +18,7 @@ from .tasks import Aliases
 __all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "unrolled", "chains"]
 
 
-def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
+def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord]]:
     """Vector ops of one root joined producer -> consumer when they share a row-tile grid and a stage.
 
     The stage counts the matmuls on the way to an op: a vector op that needs a matmul's result cannot
@@ -40,7 +40,6 @@ def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
     strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
     halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
-    on_gm: dict[int, int] = {}  # uid of a view or reshape of a kernel argument -> the argument's uid
     read_of: dict[int, int] = {}  # uid of a one-input vector op on a kernel argument -> the argument's uid
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
@@ -59,10 +58,8 @@ def vec_groups(root_ops: list[OpRecord]) -> list[list[OpRecord]]:
             continue
         depth[o.output.uid] = d + (o.unit == "C")
         src = o.inputs[0].uid if o.inputs else None
-        if o.unit == "S" and o.op in ("view", "reshape") and o.inputs and (o.inputs[0].kind == "gm" or src in on_gm):
-            on_gm[o.output.uid] = on_gm.get(src, src)
-        elif o.unit == "V" and len(o.inputs) == 1 and (o.inputs[0].kind == "gm" or src in on_gm):
-            read_of[o.output.uid] = on_gm.get(src, src)
+        if o.unit == "V" and len(o.inputs) == 1 and (arg := aliases.argument(src)) is not None:
+            read_of[o.output.uid] = arg
         if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape:
             if o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
                 strided.add(o.output.uid)

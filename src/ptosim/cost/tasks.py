@@ -104,6 +104,14 @@ class Aliases:
         ref = self.refs.get(uid)
         return uid, box, via_view, bool(ref.cacheable) if ref is not None else True
 
+    def argument(self, uid: int) -> int | None:
+        """The kernel argument ``uid`` views or reshapes (through any chain of them), or None."""
+        seen = 0
+        while uid in self.read and seen < 16:
+            uid, seen = self.read[uid][0], seen + 1
+        ref = self.refs.get(uid)
+        return uid if ref is not None and ref.kind == "gm" else None
+
     def write_targets(self, uid: int, box: Box) -> list[tuple[int, Box]]:
         """``box`` of ``uid`` and where assembles put it, through nested assembles (a head's rows into
         a named buffer, the buffer into the kernel's output: both hold the data)."""
@@ -205,13 +213,19 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
             if writers:
                 tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+    readers_of: dict[int, list[Task]] = defaultdict(list)  # uid -> the tasks that read it, in id order
+    for t in tasks:
+        if t.kind != "HUB":
+            for uid in (reads_of or {}).get(t.id, ()):
+                readers_of[uid].append(t)
     for r, info in enumerate(roots):
         made = info.get("made") or set()
-        if by_root.get(r) or not made or reads_of is None:
+        if by_root.get(r) or not made:
             continue
         frames = info["loops"]  # readers in the loop iterations this root opens
-        readers = [t for t in tasks if t.kind != "HUB" and t.root > r and roots[t.root]["loops"][:len(frames)] == frames
-                   and reads_of.get(t.id, set()) & made]
+        found = {t.id: t for uid in made for t in readers_of.get(uid, ())
+                 if t.root > r and roots[t.root]["loops"][:len(frames)] == frames}
+        readers = [found[i] for i in sorted(found)]
         if readers:  # the sync task runs with its first reader's device task (a root of S ops has none)
             hub = Task(len(tasks), "HUB", "", readers[0].root, -1)
             tasks.append(hub)
