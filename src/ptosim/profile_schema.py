@@ -203,6 +203,7 @@ class Sched(Section):
     scheduler_cycles: Count | None = None
     device_task_switch_cycles: Count | None = None
     fair_extra_cycles: Count | None = None
+    task_start_steps: Count | None = None
 
 
 class CostSection(Section):

@@ -4,6 +4,7 @@ option moving the estimate the way PyPTO 0.2.0's SIM cost model does (measured d
 """
 
 
+import heapq
 import json
 from collections import Counter
 
@@ -372,6 +373,11 @@ def test_rope_pairs_task_graph_is_pyptos():
     names = est.graph.op_names
     ops = sorted(tuple(names[i] for i in t.record_ops) for t in est.work_tasks)
     assert ops == sorted([("mul",)] * 5 + [("sub", "add", "cast", "cast")])
+    # the last task holds the sub (before x2·cos and x1·sin in program order) and the add (after them):
+    # it waits for all four products, as PyPTO 0.2.0's task topology has it (SK-05's K RoPE at T=16)
+    last = next(t for t in est.work_tasks if len(t.record_ops) > 1)
+    products = {t.id for t in est.work_tasks if len(t.record_ops) == 1 and t.record_ops[0] > min(last.record_ops) - 4}
+    assert len(products) == 4 and products <= last.preds
 
 
 @pytest.mark.parametrize("rows, reshape_tasks", [(8, 2), (16, 0)])
@@ -615,3 +621,51 @@ def test_casts_of_two_arguments_joined_by_an_op_are_tasks_of_their_own():
     names = est.graph.op_names
     assert sorted(tuple(names[i] for i in t.record_ops) for t in est.work_tasks) == [
         ("add", "mul", "sum", "mul", "add", "rsqrt", "mul", "cast"), ("cast",), ("cast",)]
+
+
+def test_a_root_start_sync_task_precedes_only_the_readers_nothing_else_leads_to():
+    """PyPTO 0.2.0's root-start sync task has as successors only the readers of the root's views that no
+    other reader leads to (SK-04 at T=1: 7, the tasks without another predecessor); an implied edge
+    would cost its resolver ``resolve_cycles`` more."""
+    from ptosim.cost.tasks import Aliases, Task, sync_tasks
+
+    box = (0, 1, 0, 64)
+    a, b, c = (Task(i, "AIV", "x", 0, i, reads=[(100, box, True)]) for i in range(3))
+    b.preds.add(a.id)  # b reads the view and a's result
+    tasks = [a, b, c]
+    sync_tasks(tasks, [{"views": True, "assembles": False, "loops": [], "made": set()}], Aliases([], {}))
+    hub = next(t for t in tasks if t.kind == "HUB")
+    assert sorted(hub.succs) == [a.id, c.id] and b.preds == {a.id}
+
+
+def test_a_task_start_steps_the_device_once_per_tile_op():
+    """A core starting a task steps the simulation once per tile op on consecutive cycles as it allocates
+    and issues them (PyPTO 0.2.0's ready-queue counters at SK-04 T=1: five tasks reach the global queue
+    within 3 cycles of an AIC task's start, so the sync task's 7 successors start 0.11 us apart); each
+    step moves a task of every scheduler's local queue to the global one."""
+    from ptosim.cost.lower import TileOp
+    from ptosim.cost.schedule import _TICK, _DeviceRun, _owners
+    from ptosim.cost.tasks import Task
+
+    prof = load_platform("a2a3")
+
+    def run(steps: int) -> tuple[list[int], int]:
+        cp = CostParams.from_profile(prof, {"task_start_steps": steps})
+        tasks = []
+        for i in range(6):
+            t = Task(i, "AIV", "x", 0, i, ops=[TileOp("COPY_IN", "MTE_IN", 100, (), (1, 64), 128)] * 9)
+            t.duration, t.op_times = 9000, [(1000 * j, 1000 * (j + 1)) for j in range(9)]
+            tasks.append(t)
+        cpus = _owners(prof.aic, prof.aiv, cp.aicpu_count)
+        dev = _DeviceRun(tasks, [0], cpus, cp, 0, 0)
+        dev.local[1].extend((0, i) for i in range(1, 6))  # a backlog another scheduler resolved
+        dev.dispatch(0, 0)
+        start = tasks[0].start
+        while dev.events and dev.events[0][0] <= start + 8:
+            now, kind, _s, x = heapq.heappop(dev.events)
+            if kind == _TICK:
+                dev.step(now)
+        return sorted(t for t, k, _s, _x in dev.events if k == _TICK and t < start + 1000), len(dev.ready["AIV"])
+
+    assert run(0) == ([], 0)
+    assert run(64)[1] == 5  # the whole backlog reached the global queue within 5 cycles of the start

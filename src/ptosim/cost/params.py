@@ -51,6 +51,7 @@ class CostParams:
     scheduler_cycles: int = 200
     device_task_switch_cycles: int = 200
     fair_extra_cycles: int = 40
+    task_start_steps: int = 64
     l1_bytes: int = 524288
     ub_bytes: int = 196608
 
@@ -95,6 +96,7 @@ class CostParams:
             scheduler_cycles=sched.scheduler_cycles,
             device_task_switch_cycles=sched.device_task_switch_cycles,
             fair_extra_cycles=sched.fair_extra_cycles,
+            task_start_steps=sched.task_start_steps,
             l1_bytes=profile.buffers.get("L1"),
             ub_bytes=ub,
         )

@@ -8,7 +8,9 @@ round's cycles have passed, it **dispatches** ready tasks (one global FIFO per c
 cores, ``scheduler_cycles`` per task, each task starting when its dispatch is done.
 The device moves one task from each local queue to the global queue per simulation step, a step
 being any scheduler event or tile-op boundary on a busy core (``DeviceMachine::RunAtBegin``), after
-the schedulers of that step: so a freshly resolved task waits for the next step. A poll that resolves
+the schedulers of that step: so a freshly resolved task waits for the next step. A core starting a
+task steps once per tile op on consecutive cycles (``task_start_steps`` at most) as it allocates and
+issues them (PyPTO 0.2.0's ready-queue counters: 5 tasks moved within 3 cycles of an AIC task's start). A poll that resolves
 anything also asks for a step when its first resolve ends; PyPTO keeps a single "next cycle", so that
 step is lost if another one comes first (a quiet device then waits for the next scheduler event).
 Sync (HUB) tasks are processed by a dispatching thread at no cost, their successors resolved on the
@@ -172,6 +174,8 @@ class _DeviceRun:
             task.start, task.core = t + sc, core.index
             task.end = task.start + task.duration
             core.task, core.end, core.last_root = tid, task.end, task.root
+            for i in range(min(len(task.ops), self.p.task_start_steps)):  # a step per tile, a cycle apart
+                self.push(task.start + i, _TICK, -1)
             for _op_start, op_end in sorted(set(task.op_times))[:: max(1, len(task.op_times) // 64)]:
                 self.push(task.start + op_end, _TICK, -1)
             self.push(task.end, _TICK, -1)

@@ -174,6 +174,42 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
                 b = rows_per_bucket(base)
                 for k in range(bbox[0] // b, (max(bbox[1], bbox[0] + 1) - 1) // b + 1):
                     writers[base][k].append((bbox, t.id))
+    _later_writers(tasks, writers, rows_per_bucket)
+
+
+def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Box, int]]]],
+                   rows_per_bucket: Any) -> None:
+    """RAW edges from writers listed after their reader. A task can hold ops from both sides of
+    another task's ops in program order (the last RoPE task: the sub of the first halves, then the add of
+    the second halves, whose muls are tasks of their own): it waits for those later-listed writers of the
+    same root that start before it ends in program order, unless such a writer already waits for it."""
+    by_id = {t.id: t for t in tasks}
+    first = {t.id: min(t.record_ops, default=-1) for t in tasks}
+    for t in tasks:
+        last = max(t.record_ops, default=-1)
+        for uid, box, _v in t.reads:
+            by_bucket = writers.get(uid)
+            if not by_bucket:
+                continue
+            b = rows_per_bucket(uid)
+            for k in range(box[0] // b, (max(box[1], box[0] + 1) - 1) // b + 1):
+                for wbox, w in by_bucket.get(k, ()):
+                    if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
+                            and overlap(box, wbox) and not _waits_for(by_id, w, t.id)):
+                        t.preds.add(w)
+
+
+def _waits_for(by_id: dict[int, Task], a: int, b: int) -> bool:
+    """Whether task ``a`` waits (directly or not) for task ``b`` of its root."""
+    root, todo, seen = by_id[a].root, [a], {a}
+    while todo:
+        for p in by_id[todo.pop()].preds:
+            if p == b:
+                return True
+            if p not in seen and by_id[p].root == root:
+                seen.add(p)
+                todo.append(p)
+    return False
 
 
 def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
@@ -197,9 +233,12 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             for m in cluster:
                 m.preds = {hub.id}
     by_root: dict[int, list[Task]] = defaultdict(list)
+    succs: dict[int, list[Task]] = defaultdict(list)
     for t in tasks:
         if t.kind != "HUB":
             by_root[t.root].append(t)
+        for p in t.preds:
+            succs[p].append(t)
     for r, info in enumerate(roots):
         members = by_root.get(r, [])
         if info["views"]:
@@ -207,7 +246,7 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             if len(readers) >= SYNC_MIN:
                 hub = Task(len(tasks), "HUB", "", r, -1)
                 tasks.append(hub)
-                for t in readers:
+                for t in _first_of(readers, succs):
                     t.preds.add(hub.id)
         if info["assembles"]:
             writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
@@ -229,9 +268,8 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
         if readers:  # the sync task runs with its first reader's device task (a root of S ops has none)
             hub = Task(len(tasks), "HUB", "", readers[0].root, -1)
             tasks.append(hub)
-            for t in readers:
-                if t.device == readers[0].device:
-                    t.preds.add(hub.id)
+            for t in _first_of([t for t in readers if t.device == readers[0].device], succs):
+                t.preds.add(hub.id)
     device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
     for t in tasks:
         t.succs = []
@@ -240,6 +278,21 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
     for t in sorted(tasks, key=lambda x: x.id):
         for p in sorted(t.preds):
             tasks[p].succs.append(t.id)
+
+
+def _first_of(readers: list[Task], succs: dict[int, list[Task]]) -> list[Task]:
+    """The readers no other reader of their root leads to. A sync task's edge to a later one is implied,
+    and PyPTO 0.2.0 leaves it out (SK-04's root-start sync task has 7 successors, the tasks with no other
+    predecessor); it matters because each successor costs its resolver ``resolve_cycles``.
+    ``succs``: task id -> the tasks that wait for it."""
+    seen: set[int] = set()
+    todo = [s for t in readers for s in succs.get(t.id, ()) if s.root == t.root]
+    while todo:
+        x = todo.pop()
+        if x.id not in seen:
+            seen.add(x.id)
+            todo.extend(s for s in succs.get(x.id, ()) if s.root == x.root)
+    return [t for t in readers if t.id not in seen]
 
 
 def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions) -> list[list[int]]:
