@@ -669,3 +669,37 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
 
     assert run(0) == ([], 0)
     assert run(64)[1] == 5  # the whole backlog reached the global queue within 5 cycles of the start
+
+
+@pytest.mark.parametrize("inplace, copies", [(False, 2), (True, 0)])
+def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_row(inplace, copies):
+    """SK-05's v: ``reshape(qkv[:, 2N:], [T, NKV, D])`` (not in place) assembled into ``v_tmp``. PyPTO 0.2.0
+    copies it in a task per row of the source's 2-D view, two per token for two KV heads (0.96 us each,
+    between the matmul and the cache write); its task counts at T = 1, 4, 16, 128 match with them.
+    Reshaped in place, the buffer is the matmul's result and no copy runs."""
+    K, N, NKV, D = 128, 128, 2, 64
+
+    @pypto.frontend.jit()
+    def v_copy(x: pypto.Tensor[[1, K], BF16], w: pypto.Tensor[[2 * N, K], BF16], out: pypto.Tensor[[1, N], BF16]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
+            qkv = pypto.matmul(x, w, BF16, b_trans=True)
+            v = pypto.view(qkv, [1, N], [0, N])
+            v_t = pypto.reshape(v, [1, NKV, D], inplace=inplace)
+            v_tmp = pypto.Tensor([1, NKV, D], BF16, "v_tmp")
+            pypto.assemble(v_t, [0, 0, 0], v_tmp)
+            pypto.set_vec_tile_shapes(1, N)
+            pypto.assemble(pypto.mul(pypto.reshape(v_tmp, [1, N], inplace=True), 2.0), [0, 0], out)
+
+    rng = np.random.default_rng(0)
+    b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    v_copy(b(1, K), b(2 * N, K), np.zeros((1, N), ml_dtypes.bfloat16))
+    est = estimate(v_copy.last_record)
+    names = est.graph.op_names
+    copy = [t for t in est.work_tasks if [names[i] for i in t.record_ops] == ["assemble"]]
+    v_mm = {t.id for t in est.work_tasks if t.kind == "AIC" and t.writes[0][1][2] >= N}  # v's columns
+    reader = next(t for t in est.work_tasks if "mul" in [names[i] for i in t.record_ops])
+    assert len(copy) == copies and len(v_mm) == 1
+    assert all(c.preds == v_mm for c in copy)
+    if copies:
+        assert reader.preds == {c.id for c in copy}

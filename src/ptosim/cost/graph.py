@@ -29,7 +29,7 @@ from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, rows_cols, vec_grid
 from .params import CostParams
-from .partition import chains, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
+from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
 __all__ = ["Task", "Graph", "build_graph"]
@@ -203,6 +203,10 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             R, C = rows_cols(o.output.shape)
             aliases.read.pop(o.output.uid, None)  # a copy: its readers wait for the task, not the argument
             order.append((o.seq, "V", [o], (R, R, C, C)))
+        for o in copied_assembles(root_ops):
+            R, C = rows_cols(o.inputs[0].shape)
+            aliases.write.pop(o.inputs[0].uid, None)  # a copy: the buffer's readers wait for its tasks
+            order.append((o.seq, "V", [o], (R, 1, C, C)))
         for o in root_ops:
             if o.unit == "C":
                 order.append((o.seq, "C", [o], cube_grid(o)))

@@ -186,8 +186,8 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         tensors = list(op.inputs)
         _R, _tr, C, tc = vec_grid(op)
         nct = max(1, -(-C // tc))
-        if op.op in ("reshape", "view") and out is not None and tensors:  # a reshape/copy task: copy in, copy out
-            C = tc = rows_cols(out.shape)[1]
+        if op.op in ("reshape", "view", "assemble") and out is not None and tensors:  # a copy task: copy in, copy out
+            C = tc = rows_cols((tensors[0] if op.op == "assemble" else out).shape)[1]
             nct = 1
             window = None
             if op.op == "view":  # a copied view reads its window of the source, not all of it
@@ -196,6 +196,10 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                 window = (dr + r0, dr + r1, dc, dc + C)
             res, ishape = operand(tensors[0], 0, op.seq, window)
             box = _box(out, R, r0, r1)
+            if op.op == "assemble":  # the source's rows land at the assemble's offsets in the buffer
+                offs = tuple(op.attrs.get("offsets", ()) or ())
+                dr, dc = row_offset(offs, tuple(out.shape)), int(offs[-1]) if offs else 0
+                box = (r0 + dr, r1 + dr, dc, dc + C)
             base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
             oshape = _shape(box)
             body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype,

@@ -3,8 +3,8 @@
 Each rule is read off PyPTO's swimlanes (a task's operands and the pipe log of its tile ops) for the
 generated kernels: vector ops fuse producer -> consumer on one row grid (or on whole blocks of it) at
 one cube depth, through named buffers and copying reshapes and into a shared assembled tensor; an op
-on a strided view stands alone, as do the reads of two kernel arguments an op joins; some reshapes
-and views are copy tasks. graph.py builds the tasks from these groups.
+on a strided view stands alone, as do the reads of two kernel arguments an op joins; some reshapes,
+views and assembles are copy tasks. graph.py builds the tasks from these groups.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ..record import OpRecord, RunRecord
 from .lower import vec_grid
 from .tasks import Aliases
 
-__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "unrolled", "chains"]
+__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "copied_assembles", "unrolled", "chains"]
 
 
 def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord]]:
@@ -170,3 +170,25 @@ def copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpR
     after the reshape."""
     return [o for o in root_ops if o.unit == "S" and o.op == "view" and o.inputs and o.output is not None
             and o.inputs[0].uid in reshaped]
+
+
+def copied_assembles(root_ops: list[OpRecord]) -> list[OpRecord]:
+    """Assembles into a named buffer of data no vector or cube op of the root holds, i.e. the result of a
+    copying (not in-place) reshape: SK-05's v, ``reshape(qkv[:, K+N:], [T, NKV, D])`` or its cast, into
+    ``v_tmp``. PyPTO 0.2.0 copies it in tasks of their own, one per row of the source's 2-D view (two
+    per token for two KV heads), between the matmul and the cache write that reads the buffer."""
+    held = {o.output.uid for o in root_ops if o.unit in ("V", "C") and o.output is not None}
+    out = []
+    for o in root_ops:
+        if o.unit != "S" or o.output is None or not o.inputs:
+            continue
+        src = o.inputs[0].uid
+        if o.op == "view" and src in held:
+            held.add(o.output.uid)
+        elif o.op == "reshape" and src in held and o.attrs.get("inplace"):
+            held.add(o.output.uid)  # a copying reshape makes data no op holds
+        elif o.op == "assemble" and src in held:
+            held.add(o.output.uid)  # the buffer holds what was assembled into it
+        elif o.op == "assemble" and o.output.kind == "buffer":
+            out.append(o)
+    return out
