@@ -27,7 +27,7 @@ from typing import Any
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, rows_cols, vec_grid
+from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, nbytes_of, rows_cols, vec_grid
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
@@ -294,7 +294,12 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                 # one row tile at compile time too (rows not scaled by a token-loop unroll): the
                 # tiles share the A block, and PyPTO merges along n (SK-05 phase 2's q·kᵀ, n = 2 x 64)
                 side = "left"
-            if side == "left":  # share the A block: merge along n
+            if side == "left":  # share the A block: merge along n, as many B blocks as fit L1 next to it
+                # (PyPTO 0.2.0 leaves SK-03's [128, 1024] weight n-tiles unmerged at unroll 1: 4 tasks per
+                # root, two would take 544 KB; it merges SK-05's q·kᵀ, 2 x [64, 64])
+                k, nb = int(op.attrs.get("k", 1)), nbytes_of(op.inputs[0].dtype) if op.inputs else 2
+                while l1n > 1 and (_mt + l1n * _nt) * k * nb > params.l1_bytes:
+                    l1n //= 2
                 units = [[(mi, nj) for nj in range(s, min(ntiles, s + l1n))] for mi in range(mtiles) for s in range(0, ntiles, l1n)]
             else:  # share the B (weight) block: merge along m
                 units = [[(mi, nj) for mi in range(s, min(mtiles, s + l1n))] for s in range(0, mtiles, l1n) for nj in range(ntiles)]
