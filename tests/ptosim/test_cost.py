@@ -346,10 +346,9 @@ def test_l1_reuse_merges_along_n_when_rows_are_static():
 @pytest.mark.parametrize("K, tasks", [(1024, 4), (256, 2)])
 def test_l1_reuse_along_n_merges_only_what_fits_l1(K, tasks):
     """One token row times a [512, K] weight in 128-wide n tiles, with cube_l1_reuse 2: PyPTO 0.2.0 ran
-    SK-03 at unroll 1 and K = 1024 as 4 matmul tasks per token (two [128, 512] weight tiles per k step
-    beside the row, double-buffered, would need 576 KB of the 512 KB L1), which took the unroll-1
-    configurations of the SK-03 sweep from x0.73-0.79 of PyPTO's time to x0.94-0.98; at K = 256 the
-    pairs fit and merge."""
+    SK-03 at unroll 1 and K = 1024 as 4 matmul tasks per token (two [128, 1024] weight tiles beside the
+    row, twice over, do not fit the 512 KB L1), which took the unroll-1 configurations of the SK-03
+    sweep from x0.73-0.79 of PyPTO's time to x0.94-0.98; at K = 256 the pairs fit and merge."""
 
     @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2}})
     def proj(x: pypto.Tensor[[1, K], BF16], w: pypto.Tensor[[512, K], BF16], y: pypto.Tensor[[1, 512], BF16]):

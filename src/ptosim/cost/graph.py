@@ -294,14 +294,12 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
                 # one row tile at compile time too (rows not scaled by a token-loop unroll): the
                 # tiles share the A block, and PyPTO merges along n (SK-05 phase 2's q·kᵀ, n = 2 x 64)
                 side = "left"
-            if side == "left":  # share the A block: merge along n, as many B blocks as fit L1 next to it,
-                # double-buffered per k step (PyPTO 0.2.0 at unroll 1 leaves SK-03's [128, 512]-per-k-step
-                # weight tiles unmerged, 4 tasks per token at N = 512, and its [64, 1024] ones, 8 tasks;
-                # it merges SK-05's q·kᵀ, 2 x [64, 64])
-                k = int(op.attrs.get("k", 1))
-                kl1 = min(k, int(((op.cube_tile or {}).get("k") or (k,))[-1]) or k)
-                nb = nbytes_of(op.inputs[0].dtype) if op.inputs else 2
-                while l1n > 1 and 2 * (_mt + l1n * _nt) * kl1 * nb > params.l1_bytes:
+            if side == "left":  # share the A block: merge along n, as many B blocks as fit L1 next to it
+                # twice over (PyPTO 0.2.0 at unroll 1 and K = 1024 leaves every weight n-tile of SK-03 a task
+                # of its own, [128 or 64, 1024] per tile, whatever the k step; it merges SK-05's q·kᵀ,
+                # 2 x [64, 64])
+                k, nb = int(op.attrs.get("k", 1)), nbytes_of(op.inputs[0].dtype) if op.inputs else 2
+                while l1n > 1 and 2 * (_mt + l1n * _nt) * k * nb > params.l1_bytes:
                     l1n //= 2
                 units = [[(mi, nj) for nj in range(s, min(ntiles, s + l1n))] for mi in range(mtiles) for s in range(0, ntiles, l1n)]
             else:  # share the B (weight) block: merge along m
