@@ -155,14 +155,7 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
             r = buffer_root.get(uid)
             if r is not None and r != t.root:
                 t.preds |= root_out[r]
-            by_bucket = writers.get(uid)
-            if not by_bucket:
-                continue
-            b = rows_per_bucket(uid)
-            for k in range(box[0] // b, (max(box[1], box[0] + 1) - 1) // b + 1):
-                for wbox, w in by_bucket.get(k, ()):
-                    if w != t.id and overlap(box, wbox):
-                        t.preds.add(w)
+            t.preds.update(w for w in _overlapping(writers, uid, box, rows_per_bucket) if w != t.id)
         for uid, box in t.writes:
             if uid in aliases.write:
                 root_out[t.root].add(t.id)
@@ -171,8 +164,7 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
                 ref = aliases.refs.get(base)
                 if ref is not None and ref.kind == "buffer":
                     buffer_root[base] = t.root
-                b = rows_per_bucket(base)
-                for k in range(bbox[0] // b, (max(bbox[1], bbox[0] + 1) - 1) // b + 1):
+                for k in _buckets(bbox, rows_per_bucket(base)):
                     writers[base][k].append((bbox, t.id))
     _later_writers(tasks, writers, rows_per_bucket)
 
@@ -188,15 +180,24 @@ def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Bo
     for t in tasks:
         last = max(t.record_ops, default=-1)
         for uid, box, _v in t.reads:
-            by_bucket = writers.get(uid)
-            if not by_bucket:
-                continue
-            b = rows_per_bucket(uid)
-            for k in range(box[0] // b, (max(box[1], box[0] + 1) - 1) // b + 1):
-                for wbox, w in by_bucket.get(k, ()):
-                    if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
-                            and overlap(box, wbox) and not _waits_for(by_id, w, t.id)):
-                        t.preds.add(w)
+            for w in _overlapping(writers, uid, box, rows_per_bucket):
+                if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
+                        and not _waits_for(by_id, w, t.id)):
+                    t.preds.add(w)
+
+
+def _buckets(box: Box, rows: int) -> range:
+    """The row buckets (``rows`` rows each) a box touches: the index of writers by tensor and rows."""
+    return range(box[0] // rows, (max(box[1], box[0] + 1) - 1) // rows + 1)
+
+
+def _overlapping(writers: dict[int, dict[int, list[tuple[Box, int]]]], uid: int, box: Box,
+                 rows_per_bucket: Any) -> list[int]:
+    """The tasks that wrote a box of ``uid`` overlapping ``box``."""
+    by_bucket = writers.get(uid)
+    if not by_bucket:
+        return []
+    return [w for k in _buckets(box, rows_per_bucket(uid)) for wbox, w in by_bucket.get(k, ()) if overlap(box, wbox)]
 
 
 def _waits_for(by_id: dict[int, Task], a: int, b: int) -> bool:
