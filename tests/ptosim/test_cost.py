@@ -689,12 +689,13 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
     assert run(64)[1] == 5  # the whole backlog reached the global queue within 5 cycles of the start
 
 
-@pytest.mark.parametrize("inplace, copies", [(False, 2), (True, 0)])
-def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_row(inplace, copies):
+@pytest.mark.parametrize("inplace, copies, cast", [(False, 2, False), (True, 0, False), (False, 2, True)])
+def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_row(inplace, copies, cast):
     """SK-05's v: ``reshape(qkv[:, 2N:], [T, NKV, D])`` (not in place) assembled into ``v_tmp``. PyPTO 0.2.0
     copies it in a task per row of the source's 2-D view, two per token for two KV heads (0.96 us each,
     between the matmul and the cache write); its task counts at T = 1, 4, 16, 128 match with them.
-    Reshaped in place, the buffer is the matmul's result and no copy runs."""
+    Reshaped in place, the buffer is the matmul's result and no copy runs. A cast before the reshape (the
+    FP32-output variant) runs ahead of the copies, not with the buffer's reader after them."""
     K, N, NKV, D = 128, 128, 2, 64
 
     @pypto.frontend.jit()
@@ -703,11 +704,14 @@ def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_row(inplace, co
             pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
             qkv = pypto.matmul(x, w, BF16, b_trans=True)
             v = pypto.view(qkv, [1, N], [0, N])
+            if cast:
+                pypto.set_vec_tile_shapes(1, N)
+                v = pypto.cast(v, FP32)
             v_t = pypto.reshape(v, [1, NKV, D], inplace=inplace)
-            v_tmp = pypto.Tensor([1, NKV, D], BF16, "v_tmp")
+            v_tmp = pypto.Tensor([1, NKV, D], FP32 if cast else BF16, "v_tmp")
             pypto.assemble(v_t, [0, 0, 0], v_tmp)
             pypto.set_vec_tile_shapes(1, N)
-            pypto.assemble(pypto.mul(pypto.reshape(v_tmp, [1, N], inplace=True), 2.0), [0, 0], out)
+            pypto.assemble(pypto.cast(pypto.mul(pypto.reshape(v_tmp, [1, N], inplace=True), 2.0), BF16), [0, 0], out)
 
     rng = np.random.default_rng(0)
     b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
@@ -718,6 +722,99 @@ def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_row(inplace, co
     v_mm = {t.id for t in est.work_tasks if t.kind == "AIC" and t.writes[0][1][2] >= N}  # v's columns
     reader = next(t for t in est.work_tasks if "mul" in [names[i] for i in t.record_ops])
     assert len(copy) == copies and len(v_mm) == 1
-    assert all(c.preds == v_mm for c in copy)
+    if cast:
+        casting = next(t for t in est.work_tasks if [names[i] for i in t.record_ops] == ["cast"])
+        assert casting.preds == v_mm and all(c.preds == {casting.id} for c in copy)
+    else:
+        assert all(c.preds == v_mm for c in copy)
     if copies:
         assert reader.preds == {c.id for c in copy}
+
+
+def _task_ops(est) -> list[tuple[str, ...]]:
+    names = est.graph.op_names
+    return sorted(tuple(names[i] for i in t.record_ops) for t in est.work_tasks)
+
+
+@pytest.mark.parametrize("inplace", [True, False])
+def test_slices_of_a_vector_result_reshaped_for_a_norm_share_its_task(inplace):
+    """SK-05 with a vector epilogue on the matmul (AT-11's INT8 dequant, AT-10's bias): q and k are column
+    views of its result reshaped to one row per head. PyPTO 0.2.0 runs the epilogue, q_norm and k_norm as
+    one task per token (5.87 us at AT-11 T=1, 5.09 us with the bias; the same task counts at T = 1, 4, 16,
+    128); ptosim ran three. A slice read by a vector op as it is still starts a task of its own."""
+    K, NQ, NKV, D = 128, 2, 1, 64
+
+    @pypto.frontend.jit()
+    def qk_norm(x: pypto.Tensor[[1, K], BF16], w: pypto.Tensor[[(NQ + NKV) * D, K], BF16],
+                bias: pypto.Tensor[[1, (NQ + NKV) * D], FP32], q: pypto.Tensor[[NQ, D], FP32],
+                k: pypto.Tensor[[NKV, D], FP32], k_raw: pypto.Tensor[[1, NKV * D], FP32]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
+            acc = pypto.matmul(x, w, FP32, b_trans=True)
+            pypto.set_vec_tile_shapes(8, (NQ + NKV) * D)
+            qkv = pypto.add(acc, bias)
+            q_rows = pypto.reshape(pypto.view(qkv, [1, NQ * D], [0, 0]), [NQ, D], inplace=inplace)
+            k_rows = pypto.reshape(pypto.view(qkv, [1, NKV * D], [0, NQ * D]), [NKV, D], inplace=inplace)
+            pypto.set_vec_tile_shapes(16, D)
+            for rows, out in ((q_rows, q), (k_rows, k)):
+                ss = pypto.sum(pypto.mul(rows, rows), dim=-1, keepdim=True)
+                pypto.assemble(pypto.mul(rows, pypto.rsqrt(pypto.add(pypto.mul(ss, 1.0 / D), 1e-6))), [0, 0], out)
+            pypto.set_vec_tile_shapes(8, NKV * D)
+            pypto.assemble(pypto.mul(pypto.view(qkv, [1, NKV * D], [0, NQ * D]), 2.0), [0, 0], k_raw)
+
+    rng = np.random.default_rng(0)
+    b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    z = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    qk_norm(b(1, K), b((NQ + NKV) * D, K), rng.uniform(-1, 1, (1, (NQ + NKV) * D)).astype(np.float32),
+            z(NQ, D), z(NKV, D), z(1, NKV * D))
+    norm = ("mul", "sum", "mul", "add", "rsqrt", "mul")
+    assert [o for o in _task_ops(estimate(qk_norm.last_record)) if o != ("matmul",)] == [
+        ("add",) + norm + norm, ("mul",)]
+
+
+def test_cache_scatters_of_one_slot_copy_share_a_task_and_chain_token_to_token():
+    """SK-05's cache writes: K's two RoPE halves assembled into ``k_tmp`` and scattered, and v scattered,
+    both at a copy of the token's slot. PyPTO 0.2.0 runs them as one task per token (6.28 us), each waiting
+    for the previous token's, and the attention reading the cache waits for the last one only (its task
+    topology at T=16: 3 successors per scatter task, 159 for the last). Q's halves, only assembled out,
+    stay two tasks (1.79 us each). ptosim split the scatters, joined the halves, and gave the reader an
+    edge from every token's scatter: 1264 to the attention's q·kᵀ at T=16, each costing its resolver."""
+    T, D, NB = 4, 64, 16
+
+    @pypto.frontend.jit()
+    def cache(x: pypto.Tensor[[T, D], FP32], slots: pypto.Tensor[[T], pypto.DT_INT32],
+              q: pypto.Tensor[[T, D], FP32], k_cache: pypto.Tensor[[NB, D], FP32],
+              v_cache: pypto.Tensor[[NB, D], FP32], kv_sum: pypto.Tensor[[1, D], FP32]):
+        for t in pypto.loop(T, name="TOK"):
+            pypto.set_vec_tile_shapes(8, D // 2)
+            x1, x2 = pypto.view(x, [1, D // 2], [t, 0]), pypto.view(x, [1, D // 2], [t, D // 2])
+            q_tmp = pypto.Tensor([1, D], FP32, "q_tmp")
+            pypto.assemble(pypto.mul(x1, 2.0), [0, 0], q_tmp)
+            pypto.assemble(pypto.mul(x2, 3.0), [0, D // 2], q_tmp)
+            pypto.assemble(q_tmp, [t, 0], q)
+            k_tmp = pypto.Tensor([1, D], FP32, "k_tmp")
+            pypto.assemble(pypto.mul(x1, 4.0), [0, 0], k_tmp)
+            pypto.assemble(pypto.mul(x2, 5.0), [0, D // 2], k_tmp)
+            slot = pypto.reshape(pypto.view(slots, [1], [t]), [1, 1])
+            pypto.set_vec_tile_shapes(8, D)
+            k_cache.move(pypto.scatter_update(k_cache, -2, slot, pypto.reshape(k_tmp, [1, D], inplace=True)))
+            v_cache.move(pypto.scatter_update(v_cache, -2, slot, pypto.mul(pypto.view(x, [1, D], [t, 0]), 6.0)))
+        for _ in pypto.loop(1, name="READ"):
+            pypto.set_vec_tile_shapes(NB, D)
+            pypto.assemble(pypto.sum(pypto.add(k_cache, v_cache), dim=0, keepdim=True), [0, 0], kv_sum)
+
+    rng = np.random.default_rng(0)
+    z = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    cache(rng.standard_normal((T, D)).astype(np.float32), np.arange(T, dtype=np.int32) * 3, z(T, D),
+          z(NB, D), z(NB, D), z(1, D))
+    est = estimate(cache.last_record)
+    names = est.graph.op_names
+    ops = lambda t: tuple(names[i] for i in t.record_ops)  # noqa: E731
+    per_token = Counter(ops(t) for t in est.work_tasks if t.root < T)
+    assert per_token[("mul",)] == 2 * T  # Q's halves
+    assert per_token[("mul", "mul", "scatter_update", "mul", "scatter_update")] == T
+    scatters = sorted((t for t in est.work_tasks if "scatter_update" in ops(t)), key=lambda t: t.root)
+    for prev, t in zip(scatters, scatters[1:]):
+        assert prev.id in t.preds and not {s.id for s in scatters} - {prev.id} & t.preds
+    reader = next(t for t in est.work_tasks if "sum" in ops(t))
+    assert reader.preds & {s.id for s in scatters} == {scatters[-1].id}

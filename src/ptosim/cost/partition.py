@@ -2,7 +2,8 @@
 
 Each rule is read off PyPTO's swimlanes (a task's operands and the pipe log of its tile ops) for the
 generated kernels: vector ops fuse producer -> consumer on one row grid (or on whole blocks of it) at
-one cube depth, through named buffers and copying reshapes and into a shared assembled tensor; an op
+one cube depth, through named buffers, copying reshapes and reshaped slices, into a shared assembled
+tensor the root reads again, and around a shared copy of an argument's view; an op
 on a strided view stands alone, as do the reads of two kernel arguments an op joins; some reshapes,
 views and assembles are copy tasks. graph.py builds the tasks from these groups.
 """
@@ -25,7 +26,11 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     share a task with the ops the matmul waits for, and one that does not goes as early as it can
     (online softmax is rescale with ``o·α``, P·V, then ``+ P·V`` in PyPTO 0.2.0: three tasks). The
     chain runs through a named buffer assembled and read again in the root and through a copying
-    reshape (the last block's o update, o / l, reshape and cast are one task), not through views."""
+    reshape (the last block's o update, o / l, reshape and cast are one task), and through a column view
+    of a vector result only when it is reshaped (SK-05's q and k slices of a vector epilogue, reshaped to
+    one row per head for their norms, share the epilogue's task), not into a buffer PyPTO copies (a copied
+    assemble). The readers of one copy of a kernel argument's view share a task (the K and V cache
+    scatters at a token's slot)."""
     vops = [o for o in root_ops if o.unit == "V"]
     parent = {o.seq: o.seq for o in vops}
 
@@ -41,6 +46,17 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
     read_of: dict[int, int] = {}  # uid of a one-input vector op on a kernel argument -> the argument's uid
+    sliced: dict[int, int] = {}  # uid of a view of a vector result -> seq of the op that made the result
+    copied = {o.seq for o in copied_assembles(root_ops)}
+    # a copy of a view of a kernel argument (SK-05's slot_mapping rows reshaped to [T, 1]) -> the first
+    # vector op reading it: PyPTO 0.2.0 keeps the copy in UB and runs its readers (the K and V cache
+    # scatters) as one task
+    arg_copies: dict[int, int | None] = {
+        o.output.uid: None for o in root_ops if o.unit == "S" and o.op == "reshape" and o.output is not None
+        and not o.attrs.get("inplace") and o.inputs and aliases.argument(o.inputs[0].uid) is not None}
+    # named tensors something in the root reads again (a reshape, a vector op), not only assembles out
+    reread = {t.uid for x in root_ops if x.op != "assemble" for t in x.inputs}
+    stitched: set[int] = set()  # uids holding pieces joined that way (and their reshapes, assembles)
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
         alone = o.unit == "V" and (any(t.uid in strided for t in o.inputs) or _half_times_broadcast(o, halves))
@@ -54,6 +70,12 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
                 p = chain.get(t.uid)
                 if p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
                     parent[find(o.seq)] = find(p)
+                if t.uid in arg_copies:
+                    q = arg_copies[t.uid]
+                    if q is None:
+                        arg_copies[t.uid] = o.seq
+                    elif _fits(grid[q], grid[o.seq]):
+                        parent[find(o.seq)] = find(q)
         if o.output is None:
             continue
         depth[o.output.uid] = d + (o.unit == "C")
@@ -73,12 +95,23 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
             chain.pop(o.output.uid, None)
         elif o.unit == "V":
             chain[o.output.uid] = o.seq
-        elif o.unit == "S" and src in chain and chains(o):
-            prev = chain.get(o.output.uid) if o.op == "assemble" else None
-            if prev is not None and _fits(grid[prev], grid[chain[src]]) and depth.get(o.output.uid) == depth.get(src):
-                # two results assembled into one named tensor in the root (RoPE's o1 and o2 into the
-                # pairs, the rotated part and the pass-through into the heads): one task in PyPTO
+        elif o.unit == "S" and o.op == "view" and src in chain:
+            sliced[o.output.uid] = chain.pop(o.output.uid, chain[src])
+        elif o.unit == "S" and o.op == "reshape" and src in sliced:
+            chain[o.output.uid] = sliced[src]
+        elif o.unit == "S" and src in chain and chains(o) and o.seq not in copied:
+            dst = o.output.uid
+            prev = chain.get(dst) if o.op == "assemble" else None
+            if src in stitched:
+                stitched.add(dst)
+            if (prev is not None and (dst in reread or dst in stitched) and _fits(grid[prev], grid[chain[src]])
+                    and depth.get(dst) == depth.get(src)):
+                # two results assembled into one named tensor in the root: one task in PyPTO 0.2.0 when
+                # the root reads the tensor again (RoPE's o1 and o2 into the pairs, reshaped; K's halves
+                # into k_tmp, scattered) or it already holds pieces stitched that way (the rotated pairs
+                # and the pass-through into the heads); SK-05's Q halves, only assembled out, stay two
                 parent[find(chain[src])] = find(prev)
+                stitched.add(dst)
             chain[o.output.uid] = chain[src]
         else:
             chain.pop(o.output.uid, None)

@@ -133,7 +133,8 @@ def overlap(a: Box, b: Box) -> bool:
 
 
 def dependencies(tasks: list[Task], aliases: Aliases) -> None:
-    """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace).
+    """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace), except
+    one a later write it waits for covers (that write stands for it, as in PyPTO 0.2.0's topology).
 
     A named buffer (``pypto.Tensor`` carried across loop iterations: online softmax's o, l, m) read
     in a later root is waited for as the earlier root's output: the reader waits for every task of
@@ -165,7 +166,12 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
                 if ref is not None and ref.kind == "buffer":
                     buffer_root[base] = t.root
                 for k in _buckets(bbox, rows_per_bucket(base)):
-                    writers[base][k].append((bbox, t.id))
+                    # a write covering an earlier one this task waits for supersedes it: later readers wait
+                    # for this task alone (PyPTO 0.2.0 chains SK-05's per-token cache scatters, and the
+                    # attention reading the cache waits for the last one only)
+                    entries = writers[base][k]
+                    entries[:] = [(b, w) for b, w in entries if not (w in t.preds and _within(b, bbox))]
+                    entries.append((bbox, t.id))
     _later_writers(tasks, writers, rows_per_bucket)
 
 
@@ -184,6 +190,11 @@ def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Bo
                 if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
                         and not _waits_for(by_id, w, t.id)):
                     t.preds.add(w)
+
+
+def _within(a: Box, b: Box) -> bool:
+    """Whether box ``a`` lies inside box ``b``."""
+    return b[0] <= a[0] and a[1] <= b[1] and b[2] <= a[2] and a[3] <= b[3]
 
 
 def _buckets(box: Box, rows: int) -> range:
