@@ -689,33 +689,34 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
     assert run(64)[1] == 5  # the whole backlog reached the global queue within 5 cycles of the start
 
 
-@pytest.mark.parametrize("inplace, copies, cast", [(False, 2, False), (True, 0, False), (False, 2, True)])
-def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_row(inplace, copies, cast):
+@pytest.mark.parametrize("inplace, copies, cast, T", [(False, 2, False, 1), (True, 0, False, 1), (False, 2, True, 1),
+                                                     (False, 2, False, 4)])
+def test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_head(inplace, copies, cast, T):
     """SK-05's v: ``reshape(qkv[:, 2N:], [T, NKV, D])`` (not in place) assembled into ``v_tmp``. PyPTO 0.2.0
-    copies it in a task per row of the source's 2-D view, two per token for two KV heads (0.96 us each,
-    between the matmul and the cache write); its task counts at T = 1, 4, 16, 128 match with them.
-    Reshaped in place, the buffer is the matmul's result and no copy runs. A cast before the reshape (the
-    FP32-output variant) runs ahead of the copies, not with the buffer's reader after them."""
+    copies it in a task per index of the middle dims, two for two KV heads whether the root has one token
+    or four (0.96 us each at T=1, between the matmul and the cache write; SK-05 with unroll 4: 2 per root,
+    not 8). Reshaped in place, the buffer is the matmul's result and no copy runs. A cast before the
+    reshape (the FP32-output variant) runs ahead of the copies, not with the buffer's reader after them."""
     K, N, NKV, D = 128, 128, 2, 64
 
     @pypto.frontend.jit()
-    def v_copy(x: pypto.Tensor[[1, K], BF16], w: pypto.Tensor[[2 * N, K], BF16], out: pypto.Tensor[[1, N], BF16]):
+    def v_copy(x: pypto.Tensor[[T, K], BF16], w: pypto.Tensor[[2 * N, K], BF16], out: pypto.Tensor[[T, N], BF16]):
         for _ in pypto.loop(1, name="L"):
             pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
             qkv = pypto.matmul(x, w, BF16, b_trans=True)
-            v = pypto.view(qkv, [1, N], [0, N])
+            v = pypto.view(qkv, [T, N], [0, N])
             if cast:
-                pypto.set_vec_tile_shapes(1, N)
+                pypto.set_vec_tile_shapes(T, N)
                 v = pypto.cast(v, FP32)
-            v_t = pypto.reshape(v, [1, NKV, D], inplace=inplace)
-            v_tmp = pypto.Tensor([1, NKV, D], FP32 if cast else BF16, "v_tmp")
+            v_t = pypto.reshape(v, [T, NKV, D], inplace=inplace)
+            v_tmp = pypto.Tensor([T, NKV, D], FP32 if cast else BF16, "v_tmp")
             pypto.assemble(v_t, [0, 0, 0], v_tmp)
-            pypto.set_vec_tile_shapes(1, N)
-            pypto.assemble(pypto.cast(pypto.mul(pypto.reshape(v_tmp, [1, N], inplace=True), 2.0), BF16), [0, 0], out)
+            pypto.set_vec_tile_shapes(T, N)
+            pypto.assemble(pypto.cast(pypto.mul(pypto.reshape(v_tmp, [T, N], inplace=True), 2.0), BF16), [0, 0], out)
 
     rng = np.random.default_rng(0)
     b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
-    v_copy(b(1, K), b(2 * N, K), np.zeros((1, N), ml_dtypes.bfloat16))
+    v_copy(b(T, K), b(2 * N, K), np.zeros((T, N), ml_dtypes.bfloat16))
     est = estimate(v_copy.last_record)
     names = est.graph.op_names
     copy = [t for t in est.work_tasks if [names[i] for i in t.record_ops] == ["assemble"]]
@@ -818,3 +819,24 @@ def test_cache_scatters_of_one_slot_copy_share_a_task_and_chain_token_to_token()
         assert prev.id in t.preds and not {s.id for s in scatters} - {prev.id} & t.preds
     reader = next(t for t in est.work_tasks if "sum" in ops(t))
     assert reader.preds & {s.id for s in scatters} == {scatters[-1].id}
+
+
+def test_a_constant_joins_its_reader_after_a_matmul():
+    """AT-11's activation quant after a projection (SK-04's q_norm_proj: 127 / amax with ``full``'s 127):
+    a ``full`` reads nothing, so no matmul lies on its way, and PyPTO 0.2.0 fills it in its reader's task
+    (19 AIV tasks at SK-04 INT8 T=1, where ptosim had two more, one per constant)."""
+    K, N = 128, 128
+
+    @pypto.frontend.jit()
+    def quant(x: pypto.Tensor[[1, K], BF16], w: pypto.Tensor[[N, K], BF16], s: pypto.Tensor[[1, 1], FP32]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_cube_tile_shapes(*[list(v) for v in CUBE])
+            y = pypto.matmul(x, w, FP32, b_trans=True)
+            pypto.set_vec_tile_shapes(1, N)
+            mx = pypto.amax(pypto.abs(y), -1, keepdim=True)
+            pypto.assemble(pypto.div(pypto.full([1, 1], 127.0, FP32), mx), [0, 0], s)
+
+    rng = np.random.default_rng(0)
+    b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    quant(b(1, K), b(N, K), np.zeros((1, 1), np.float32))
+    assert _task_ops(estimate(quant.last_record)) == [("abs", "amax", "full", "div"), ("matmul",)]

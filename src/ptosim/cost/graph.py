@@ -21,6 +21,7 @@ task, and which reshapes and views are tasks, in partition.py.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -205,8 +206,9 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
             order.append((o.seq, "V", [o], (R, R, C, C)))
         for o in copied_assembles(root_ops):
             R, C = rows_cols(o.inputs[0].shape)
+            heads = math.prod(o.inputs[0].shape[1:-1])  # one task per index of the middle dims
             aliases.write.pop(o.inputs[0].uid, None)  # a copy: the buffer's readers wait for its tasks
-            order.append((o.seq, "V", [o], (R, 1, C, C)))
+            order.append((o.seq, "V", [o], (R, max(1, R // max(1, heads)), C, C)))
         for o in root_ops:
             if o.unit == "C":
                 order.append((o.seq, "C", [o], cube_grid(o)))

@@ -46,6 +46,8 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
     grid = {o.seq: vec_grid(o)[:2] for o in vops}
     read_of: dict[int, int] = {}  # uid of a one-input vector op on a kernel argument -> the argument's uid
+    # ops with no inputs (a full's constant) sit at no matmul depth: they join their first reader
+    made_from_nothing = {o.seq for o in vops if not o.inputs}
     sliced: dict[int, int] = {}  # uid of a view of a vector result -> seq of the op that made the result
     copied = {o.seq for o in copied_assembles(root_ops)}
     # a copy of a view of a kernel argument (SK-05's slot_mapping rows reshaped to [T, 1]) -> the first
@@ -68,7 +70,7 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
                 reads = set()
             for t in o.inputs:
                 p = chain.get(t.uid)
-                if p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq]) and depth[t.uid] == d:
+                if p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq]) and (depth[t.uid] == d or p in made_from_nothing):
                     parent[find(o.seq)] = find(p)
                 if t.uid in arg_copies:
                     q = arg_copies[t.uid]
@@ -208,8 +210,9 @@ def copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpR
 def copied_assembles(root_ops: list[OpRecord]) -> list[OpRecord]:
     """Assembles into a named buffer of data no vector or cube op of the root holds, i.e. the result of a
     copying (not in-place) reshape: SK-05's v, ``reshape(qkv[:, K+N:], [T, NKV, D])`` or its cast, into
-    ``v_tmp``. PyPTO 0.2.0 copies it in tasks of their own, one per row of the source's 2-D view (two
-    per token for two KV heads), between the matmul and the cache write that reads the buffer."""
+    ``v_tmp``. PyPTO 0.2.0 copies it in tasks of their own, one per index of the source's middle dims
+    (two for two KV heads, per token or per four-token root alike), between the matmul and the cache
+    write that reads the buffer."""
     held = {o.output.uid for o in root_ops if o.unit in ("V", "C") and o.output is not None}
     out = []
     for o in root_ops:
