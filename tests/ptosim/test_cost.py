@@ -840,3 +840,23 @@ def test_a_constant_joins_its_reader_after_a_matmul():
     b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
     quant(b(1, K), b(N, K), np.zeros((1, 1), np.float32))
     assert _task_ops(estimate(quant.last_record)) == [("abs", "amax", "full", "div"), ("matmul",)]
+
+
+@pytest.mark.parametrize("T, reshape_tasks", [(8, 1), (1, 0)])
+def test_a_copying_reshape_of_a_slice_in_an_unrolled_root_is_a_task(T, reshape_tasks):
+    """SK-04's kv pairs at T=16 with unroll 8: kv_norm makes [8, 64] in one [8, 64] tile, and PyPTO
+    0.2.0 still runs the copying reshape of its rotated part as a task of its own (1.08 us; 52 tasks,
+    ptosim had 50). A root of one token (T < 8: PyPTO runs the remainder one token at a time) leaves it
+    to the norm's task."""
+
+    @pypto.frontend.jit()
+    def kv_pairs(x: pypto.Tensor[[pypto.DYNAMIC, 64], FP32], out: pypto.Tensor[[pypto.DYNAMIC, 16, 2], FP32]):
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK", idx_name="off", unroll_list=[8]):
+            pypto.set_vec_tile_shapes(8, 64)
+            y = pypto.mul(pypto.view(x, [tile, 64], [off, 0]), 2.0)
+            pairs = pypto.reshape(pypto.view(y, [tile, 32], [0, 32]), [tile, 16, 2])
+            pypto.set_vec_tile_shapes(8, 16, 2)
+            pypto.assemble(pypto.mul(pairs, 3.0), [off, 0, 0], out)
+
+    kv_pairs(np.ones((T, 64), np.float32), np.zeros((T, 16, 2), np.float32))
+    assert _task_ops(estimate(kv_pairs.last_record)).count(("reshape",)) == reshape_tasks

@@ -169,11 +169,14 @@ def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
 
     * one that changes the rank of a vector result which is then assembled or viewed (SK-04's
       [T*NH, D] -> [T, NH, D] head split);
-    * a copying reshape of a view of such a result (AT-04 variant B's pairs, [.., R] -> [.., R/2, 2]).
+    * a copying reshape of a view of such a result (AT-04 variant B's pairs, [.., R] -> [.., R/2, 2]),
+      also of a result made in one block when the root is an unrolled one of several tokens (SK-04's
+      kv pairs at T=16, unroll 8: one [8, 64] tile).
 
     A reshape of a GM tensor (a matmul result, a kernel argument) is a view change only (PyPTO's
     zero-cost "fake" task)."""
     made = {o.output.uid: vec_grid(o) for o in root_ops if o.unit == "V" and o.output is not None}
+    factor = max((f.factor for f in root_ops[0].loops), default=1) if root_ops else 1
     viewed = {t.uid for o in root_ops if o.unit == "S" and o.op == "view" for t in o.inputs}
     source: dict[int, int] = {}  # a view's uid -> the uid it views
     out = []
@@ -189,7 +192,7 @@ def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
         direct = src in made
         base = src if direct else source.get(src)
         grid = made.get(base) if base is not None else None
-        if grid is None or grid[0] <= grid[1]:
+        if grid is None or (grid[0] <= grid[1] and (direct or factor == 1)):
             continue
         rank = len(o.output.shape) != len(o.inputs[0].shape)
         if direct and rank and (o.output.uid in aliases.write or (o.output.uid == src and src in viewed)):
