@@ -860,3 +860,31 @@ def test_a_copying_reshape_of_a_slice_in_an_unrolled_root_is_a_task(T, reshape_t
 
     kv_pairs(np.ones((T, 64), np.float32), np.zeros((T, 16, 2), np.float32))
     assert _task_ops(estimate(kv_pairs.last_record)).count(("reshape",)) == reshape_tasks
+
+
+def test_a_scatter_writes_the_cache_itself():
+    """PyPTO 0.2.0 lowers scatter_update to INDEX_OUTCAST, which writes its rows to GM from UB: no
+    COPY_OUT follows (SK-05's cache-write task, 6.28 us; ptosim's had a 0.17 us COPY_OUT per scatter,
+    and at 6.45 us the per-token chain of them missed a scheduler round each link: x1.12 at T=128).
+    The write still orders later readers of the cache after it."""
+    D, NB = 64, 8
+
+    @pypto.frontend.jit()
+    def put(x: pypto.Tensor[[1, D], FP32], slots: pypto.Tensor[[1], pypto.DT_INT32],
+            cache: pypto.Tensor[[NB, D], FP32], total: pypto.Tensor[[1, D], FP32]):
+        for _ in pypto.loop(1, name="W"):
+            pypto.set_vec_tile_shapes(8, D)
+            slot = pypto.reshape(pypto.view(slots, [1], [0]), [1, 1])
+            cache.move(pypto.scatter_update(cache, -2, slot, pypto.mul(x, 2.0)))
+        for _ in pypto.loop(1, name="R"):
+            pypto.set_vec_tile_shapes(NB, D)
+            pypto.assemble(pypto.sum(cache, dim=0, keepdim=True), [0, 0], total)
+
+    put(np.ones((1, D), np.float32), np.array([3], np.int32), np.zeros((NB, D), np.float32), np.zeros((1, D), np.float32))
+    est = estimate(put.last_record)
+    names = est.graph.op_names
+    writer = next(t for t in est.work_tasks if "scatter_update" in [names[i] for i in t.record_ops])
+    reader = next(t for t in est.work_tasks if "sum" in [names[i] for i in t.record_ops])
+    assert [op.name for op in writer.ops][-1] == "SCATTER_UPDATE"
+    assert "COPY_OUT" not in [op.name for op in writer.ops]
+    assert writer.id in reader.preds

@@ -257,12 +257,16 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                 local.setdefault(out.uid, {}).setdefault(sr0, []).append(res)
                 if needs_out(out.uid):
                     box = _col_tiles(_box(out, R, sr0, sr1), tc, nct)[ct]
-                    base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
                     full = rows_cols(out.shape)
-                    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
-                                    (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable), op.seq))
-                    if "cache_rows" in op.attrs:  # a scatter: where its rows land is runtime data
+                    if "cache_rows" in op.attrs:
+                        # a scatter writes its rows to GM itself (PyPTO 0.2.0's INDEX_OUTCAST, no COPY_OUT);
+                        # where they land is runtime data
                         box = (0, int(op.attrs["cache_rows"]), 0, full[1])
+                    else:
+                        base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
+                        body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
+                                        (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable),
+                                        op.seq))
                     body.writes.append((out.uid, _canon(resolve, out, box)))
 
 
