@@ -50,12 +50,7 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     made_from_nothing = {o.seq for o in vops if not o.inputs}
     sliced: dict[int, int] = {}  # uid of a view of a vector result -> seq of the op that made the result
     copied = {o.seq for o in copied_assembles(root_ops)}
-    # a copy of a view of a kernel argument (SK-05's slot_mapping rows reshaped to [T, 1]) -> the first
-    # vector op reading it: PyPTO 0.2.0 keeps the copy in UB and runs its readers (the K and V cache
-    # scatters) as one task
-    arg_copies: dict[int, int | None] = {
-        o.output.uid: None for o in root_ops if o.unit == "S" and o.op == "reshape" and o.output is not None
-        and not o.attrs.get("inplace") and o.inputs and aliases.argument(o.inputs[0].uid) is not None}
+    first_reader: dict[int, int | None] = dict.fromkeys(_argument_copies(root_ops, aliases))
     # named tensors something in the root reads again (a reshape, a vector op), not only assembles out
     reread = {t.uid for x in root_ops if x.op != "assemble" for t in x.inputs}
     stitched: set[int] = set()  # uids holding pieces joined that way (and their reshapes, assembles)
@@ -70,12 +65,13 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
                 reads = set()
             for t in o.inputs:
                 p = chain.get(t.uid)
-                if p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq]) and (depth[t.uid] == d or p in made_from_nothing):
+                if (p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq])
+                        and (depth[t.uid] == d or p in made_from_nothing)):
                     parent[find(o.seq)] = find(p)
-                if t.uid in arg_copies:
-                    q = arg_copies[t.uid]
+                if t.uid in first_reader:  # the readers of one argument copy share a task
+                    q = first_reader[t.uid]
                     if q is None:
-                        arg_copies[t.uid] = o.seq
+                        first_reader[t.uid] = o.seq
                     elif _fits(grid[q], grid[o.seq]):
                         parent[find(o.seq)] = find(q)
         if o.output is None:
@@ -121,6 +117,14 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     for o in vops:
         groups[find(o.seq)].append(o)
     return sorted(groups.values(), key=lambda g: g[0].seq)
+
+
+def _argument_copies(root_ops: list[OpRecord], aliases: Aliases) -> list[int]:
+    """Uids of copying reshapes of a kernel argument's view (SK-05's slot_mapping rows reshaped to
+    [T, 1]): PyPTO 0.2.0 keeps such a copy in UB and runs its readers (the K and V cache scatters) as
+    one task."""
+    return [o.output.uid for o in root_ops if o.unit == "S" and o.op == "reshape" and o.output is not None
+            and not o.attrs.get("inplace") and o.inputs and aliases.argument(o.inputs[0].uid) is not None]
 
 
 def _half_times_broadcast(o: OpRecord, halves: set[int]) -> bool:
