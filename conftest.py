@@ -13,7 +13,7 @@ import pytest
 
 #: path fragments of the slow tests (relative to the repository root, '/'-separated)
 SLOW = (
-    "tests/pypto/",
+    "tests/real_pypto/",
     "tests/docs/test_site.py",
     "tests/hardening/",
     "tests/catalogue/test_mutations.py",

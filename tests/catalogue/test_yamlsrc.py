@@ -151,8 +151,11 @@ def test_alias_bomb_is_refused_quickly():
 
 @pytest.mark.parametrize("text", ["x: " + "[" * 2000 + "]" * 2000, "x: " + "{a: " * 100 + "1" + "}" * 100])
 def test_deep_nesting_is_refused(text):
-    with pytest.raises(PatternGenError, match="nested"):
+    # the code and the position, not the wording: PyYAML >= 6.0.4 reports flow nesting itself
+    with pytest.raises(PatternGenError) as info:
         load_located(text, "deep.yaml")
+    problem = info.value.problems[0]
+    assert (problem.code, problem.file, problem.line) == ("yaml-syntax", "deep.yaml", 1)
 
 
 def test_empty_document():

@@ -82,7 +82,7 @@ def test_instance_json_is_portable(cat, request_of, small):
     for key in ("skeleton", "atoms", "params", "dims", "inputs", "outputs", "unroll", "platform", "options", "stages", "generator_version", "content_hash"):
         assert key in data, key
     assert set(data["options"]) >= {"runtime_options", "pass_options"}
-    assert data["generator_version"] == pattern_gen.__version__ == importlib.metadata.version("pattern-gen")
+    assert data["generator_version"] == pattern_gen.__version__ == importlib.metadata.version(pattern_gen.DISTRIBUTION)
     for t in data["inputs"] + data["outputs"]:
         assert set(t) >= {"name", "shape", "default_shape", "dtype", "role"}
     for s in data["stages"]:

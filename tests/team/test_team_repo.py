@@ -34,12 +34,64 @@ def test_init_scaffolds_a_team_repository(team, cli):
     cli("validate").assert_ok()
 
 
-def test_init_never_overwrites(team, cli, monkeypatch):
+def test_init_never_overwrites_and_a_rerun_changes_nothing(team, cli, monkeypatch):
     monkeypatch.chdir(team.parent)
-    before = (team / "manifest.yaml").read_text()
+    before = {p: p.read_bytes() for p in team.rglob("*") if p.is_file() and ".git" not in p.parts}
+    (team / "manifest.yaml").write_text("instances: []  # the team's own\n")
     run = cli("init", "team")
-    run.assert_bad_input("bad-path")
-    assert "nothing was written" in run.stderr and (team / "manifest.yaml").read_text() == before
+    run.assert_ok()
+    assert "wrote" not in run.stdout
+    assert f"kept {Path('team') / 'manifest.yaml'}: exists; left as it is" in run.stdout
+    assert (team / "manifest.yaml").read_text() == "instances: []  # the team's own\n"
+    after = {p: p.read_bytes() for p in team.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert {p for p in after if after[p] != before.get(p)} == {team / "manifest.yaml"}
+
+
+def test_init_adopts_an_existing_repository(tmp_path, monkeypatch, cli):
+    """A team adopting the tool has a README and a .gitignore: both survive, the .gitignore gets
+    only the lines it lacks, and the report says what was kept."""
+    monkeypatch.delenv("PATTERN_GEN_CATALOGUE", raising=False)
+    (tmp_path / "README.md").write_text("# our kernels\n")
+    (tmp_path / ".gitignore").write_text("*.pyc\nkernels/\n")
+    monkeypatch.chdir(tmp_path)
+    run = cli("init", ".")
+    run.assert_ok()
+    assert (tmp_path / "README.md").read_text() == "# our kernels\n"
+    assert "kept README.md: exists; left as it is" in run.stdout
+    ignore = (tmp_path / ".gitignore").read_text().splitlines()
+    assert ignore[:2] == ["*.pyc", "kernels/"] and ignore.count("kernels/") == 1 and "build/" in ignore
+    assert (tmp_path / "cards" / "golden" / "AT-50.py").is_file()
+    cli("validate").assert_ok()
+
+
+def test_init_finishes_an_interrupted_init(tmp_path, monkeypatch, cli):
+    monkeypatch.delenv("PATTERN_GEN_CATALOGUE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    cli("init", "team").assert_ok()
+    (tmp_path / "team" / ".pre-commit-config.yaml").unlink()
+    (tmp_path / "team" / "cards" / "golden" / "AT-50.py").unlink()  # a card without its golden: kept as is
+    run = cli("init", "team")
+    run.assert_ok()
+    assert f"wrote {Path('team') / '.pre-commit-config.yaml'}" in run.stdout
+    assert (tmp_path / "team" / ".pre-commit-config.yaml").is_file()
+
+
+def test_ci_installs_the_tool_from_where_the_team_pins_it(tmp_path, monkeypatch, cli):
+    """Never by the index name ``pattern-gen`` (an unrelated 2013 project on PyPI)."""
+    monkeypatch.delenv("PATTERN_GEN_CATALOGUE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    pin = "pypto-pattern-gen @ git+https://git.example.org/team/pattern-gen@v0.1.0"
+    cli("init", "pinned", "--tool-source", pin).assert_ok()
+    workflow = (tmp_path / "pinned" / ".github" / "workflows" / "pattern-gen.yml").read_text()
+    assert "pip install -r requirements-pattern-gen.txt" in workflow
+    assert "pip install pattern-gen" not in workflow
+    assert (tmp_path / "pinned" / "requirements-pattern-gen.txt").read_text().splitlines()[-1] == pin
+    run = cli("init", "unpinned")  # an editable checkout: nothing CI can reach, so no line is guessed
+    run.assert_ok()
+    text = (tmp_path / "unpinned" / "requirements-pattern-gen.txt").read_text()
+    assert all(line.startswith("#") for line in text.splitlines()) and "warning:" in run.stderr
+    bad = cli("init", "other", "--tool-source", "x\ny")
+    bad.assert_bad_input("bad-path")
 
 
 def test_the_team_folders_are_used_and_only_they(team, cli):

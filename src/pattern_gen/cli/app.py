@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "docs": ("site", "Build or serve the browsable catalogue (mkdocs-material)."),
     "explain": ("instances", "Decode an instance name into its skeleton, atom, parameters, dims and stage settings."),
     "generate": ("generate", "Generate every manifest instance into generated/ (or check that it is up to date)."),
-    "init": ("team", "Scaffold a team repository: config, cards/ with an example atom and its golden stub, a manifest, .gitignore, pre-commit hooks and a CI workflow."),
+    "init": ("team", "Scaffold a team repository, or adopt an existing one: config, cards/ with an example atom and its golden stub, a manifest, the pinned tool requirement, .gitignore, pre-commit hooks and a CI workflow."),
     "list": ("cards", "List the cards of the catalogue."),
     "new": ("instances", "Compose a skeleton with atoms and write a kernel, its golden and its test."),
     "new-card": ("team", "Copy a card under a new id, with its golden reference (a stub that fails until written)."),

@@ -19,7 +19,7 @@ from ..catalogue.catalogue import Catalogue, load_catalogue
 from ..vocab.errors import PatternGenError, Problem
 from .project import Project, load_project
 
-__all__ = ["out", "err", "handle_errors", "catalogue", "catalogue_dirs", "manifest_path", "project", "pairs", "default_generated", "literal", "add_literal_row", "strict_json"]
+__all__ = ["out", "err", "handle_errors", "catalogue", "catalogue_dirs", "manifest_path", "project", "pairs", "default_generated", "literal", "add_literal_row", "strict_json", "warn"]
 
 def _width() -> int | None:
     """Rich wraps at 80 columns when not on a terminal: piped output (CI logs, ``| less``) keeps
@@ -57,6 +57,11 @@ def literal(value: object, style: str = "") -> Text:
     """Card-provided text as it is written: rich would read ``List[int]`` or ``[/x]`` in a title,
     rule or doc as markup (dropping it, or failing with a MarkupError), and ``:name:`` as an emoji."""
     return Text(str(value), style=style)
+
+
+def warn(text: str) -> None:
+    """A ``warning:`` line on stderr, shown literally (it may quote a path or card text)."""
+    err.print(literal(f"warning: {text}", "yellow"), soft_wrap=True)
 
 
 def add_literal_row(table: Table, *cells: object, style: str | None = None) -> None:

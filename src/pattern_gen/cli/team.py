@@ -9,9 +9,10 @@ import click
 from rich.table import Table
 
 from ..output.scaffold import init_project, new_card
+from ..output.tool_source import pinned_requirement
 from .app import main
 from .paths import FsPath
-from .common import add_literal_row, catalogue, handle_errors, literal, out, project
+from .common import add_literal_row, catalogue, handle_errors, literal, out, project, warn
 
 __all__ = ["config_cmd", "init_cmd", "new_card_cmd"]
 
@@ -32,14 +33,30 @@ def config_cmd() -> None:
 
 @main.command("init")
 @click.argument("folder", type=FsPath(file_okay=False), default=".")
+@click.option(
+    "--tool-source",
+    default=None,
+    help="The pip requirement CI installs pattern-gen from (a VCS URL with a tag, or a path in the repository); default: where this copy came from.",
+)
 @click.pass_context
 @handle_errors
-def init_cmd(ctx: click.Context, folder: str) -> None:
-    """Scaffold a team repository: config, cards/ with an example atom and its golden stub, a
-    manifest, .gitignore, pre-commit hooks and a CI workflow."""
-    written = init_project(catalogue(ctx), Path(folder))
-    for path in written:
+def init_cmd(ctx: click.Context, folder: str, tool_source: str | None) -> None:
+    """Scaffold a team repository, or adopt an existing one: config, cards/ with an example atom and
+    its golden stub, a manifest, the pinned tool requirement, .gitignore, pre-commit hooks and a CI
+    workflow. Existing files are kept (.gitignore gets the lines it lacks); a rerun finishes an
+    interrupted init."""
+    report = init_project(catalogue(ctx), Path(folder), tool_source=tool_source)
+    for path in report.written:
         out.print(literal(f"wrote {path}"))
+    for path in report.merged:
+        out.print(literal(f"added pattern-gen's lines to {path}"))
+    for path, why in report.kept:
+        out.print(literal(f"kept {path}: {why}"))
+    requirement = Path(folder) / "requirements-pattern-gen.txt"
+    if not pinned_requirement(requirement):
+        warn(f"{requirement}: no pattern-gen source CI can install ({report.tool_source.origin}); uncomment a line in it or rerun with --tool-source")
+    else:
+        out.print(literal(f"CI installs pattern-gen from {report.tool_source.spec} ({report.tool_source.origin})"))
     out.print(literal(f"next: cd {folder} && pattern-gen new --skeleton SK-03 --atoms AT-10 --run"))
 
 

@@ -31,7 +31,7 @@ from .instances import (
 
 __all__ = ["PYPTO_INSTALL", "require_pypto", "run_pypto_instance", "ptosim_twin_estimate", "PyptoRun"]
 
-PYPTO_INSTALL = "pip install 'pattern-gen[pypto]'  (pypto==0.2.0 and torch==2.13.0, CPU)"
+PYPTO_INSTALL = "pip install pypto==0.2.0 torch==2.13.0 (CPU; or the pypto extra of the pattern-gen checkout: pip install -e '.[pypto]')"
 
 
 @contextlib.contextmanager

@@ -16,9 +16,10 @@ from ..catalogue.catalogue import Catalogue
 from ..emit.references import stub
 from ..emit.render import GOLDEN
 from ..vocab.errors import PatternGenError, Problem
+from .tool_source import ToolSource, requirements_text, resolve_tool_source
 from .writer import atomic_write
 
-__all__ = ["NewCard", "new_card", "init_project", "CONFIG_TEXT"]
+__all__ = ["InitReport", "NewCard", "new_card", "init_project", "CONFIG_TEXT"]
 
 _ID = re.compile(r"^(AT|SK)-\d{2,3}$")
 
@@ -70,7 +71,7 @@ repos:
 """
 
 CI_TEXT = """\
-# CI for a pattern-gen team repository (GitHub Actions; the three steps fit any CI).
+# CI for a pattern-gen team repository (GitHub Actions; the steps fit any CI).
 name: pattern-gen
 on: [push, pull_request]
 jobs:
@@ -80,7 +81,9 @@ jobs:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
         with: {python-version: "3.11"}
-      - run: pip install pattern-gen pytest   # or: pip install -e path/to/pattern-gen
+      # pattern-gen comes from where requirements-pattern-gen.txt pins it (never a guessed index name)
+      - run: grep -qv '^\\s*\\(#\\|$\\)' requirements-pattern-gen.txt || { echo "requirements-pattern-gen.txt names no pattern-gen to install" >&2; exit 1; }
+      - run: pip install -r requirements-pattern-gen.txt pytest
       - run: pattern-gen validate
       - run: pattern-gen generate --check
       - run: python -m pytest generated
@@ -158,28 +161,89 @@ def new_card(cat: Catalogue, new_id: str, source_id: str, folder: Path) -> NewCa
     return NewCard(card_path, golden_path)
 
 
-def init_project(cat: Catalogue, folder: Path, example_id: str = "AT-50", example_from: str = "AT-10") -> list[Path]:
-    """Scaffold a team repository in ``folder`` (created if missing); the files written."""
+@dataclass(frozen=True)
+class InitReport:
+    """What ``init`` did: files written, files it added lines to, files it left as they were."""
+
+    written: list[Path]
+    merged: list[Path]
+    kept: list[tuple[Path, str]]  #: (path, why it was left alone)
+    tool_source: ToolSource
+
+
+def _gitignore_merge(existing: str) -> str | None:
+    """The team's .gitignore with the lines pattern-gen needs appended (None: nothing missing)."""
+    have = {line.strip() for line in existing.splitlines()}
+    missing = [line for line in GITIGNORE_TEXT.splitlines() if line.strip() and line.strip() not in have]
+    if not missing:
+        return None
+    head = existing if existing.endswith("\n") or not existing else existing + "\n"
+    return head + "# pattern-gen\n" + "\n".join(missing) + "\n"
+
+
+def init_project(
+    cat: Catalogue, folder: Path, example_id: str = "AT-50", example_from: str = "AT-10", tool_source: str | None = None
+) -> InitReport:
+    """Scaffold a team repository in ``folder`` (created if missing), or adopt an existing one.
+
+    A file that already exists is never overwritten: an identical one is left as it is, a
+    different one is kept and reported, and ``.gitignore`` gets only the lines it lacks. Every
+    file is written atomically, so an interrupted ``init`` is finished by running it again."""
+    source = resolve_tool_source(tool_source)
     files = {
         "pattern-gen.toml": CONFIG_TEXT,
         "manifest.yaml": MANIFEST_TEXT,
-        ".gitignore": GITIGNORE_TEXT,
+        "requirements-pattern-gen.txt": requirements_text(source),
         ".pre-commit-config.yaml": PRECOMMIT_TEXT,
         ".github/workflows/pattern-gen.yml": CI_TEXT,
         "README.md": README_TEXT,
     }
-    _refuse_existing([folder / rel for rel in files] + [folder / "cards"])
-    written = []
+    for rel in list(files) + [".gitignore", "cards", "generated"]:
+        target = folder / rel
+        if target.is_symlink():
+            raise PatternGenError(Problem("bad-path", f"{target} is a symbolic link; init writes only real files and folders", str(target)))
+    written: list[Path] = []
+    merged: list[Path] = []
+    kept: list[tuple[Path, str]] = []
     for rel, text in files.items():
-        atomic_write(folder / rel, text)
-        written.append(folder / rel)
-    card = new_card(cat, example_id, example_from, folder / "cards")
-    written += [card.card, card.golden]
+        target = folder / rel
+        if target.exists():
+            same = target.is_file() and target.read_bytes() == text.encode("utf-8")
+            if not same:
+                kept.append((target, "exists; left as it is"))
+            continue
+        atomic_write(target, text)
+        written.append(target)
+    ignore = folder / ".gitignore"
+    if ignore.is_file():
+        update = _gitignore_merge(ignore.read_text(encoding="utf-8", errors="replace"))
+        if update is not None:
+            atomic_write(ignore, update)
+            merged.append(ignore)
+    else:
+        atomic_write(ignore, GITIGNORE_TEXT)
+        written.append(ignore)
+    example, why = _example_card(cat, folder / "cards", example_id, example_from)
+    written += example
+    if why:
+        kept.append((folder / "cards", why))
     (folder / "generated").mkdir(exist_ok=True)
     if shutil.which("git") and not _inside_git(folder):
         # pre-commit and `generate --check` in CI need a repository; `cargo new` makes one too
         subprocess.run(["git", "init", "-q", str(folder)], check=False, capture_output=True)
-    return written
+    return InitReport(written, merged, kept, source)
+
+
+def _example_card(cat: Catalogue, cards: Path, example_id: str, example_from: str) -> tuple[list[Path], str]:
+    """The example atom and its golden stub — or nothing, and why (a rerun, or the id is taken)."""
+    golden = cards / "golden" / f"{example_id}.py"
+    existing = list((cards / "atoms").glob(f"{example_id}-*.yaml")) if (cards / "atoms").is_dir() else []
+    if existing or golden.exists():
+        return [], f"already holds {example_id}; no example card written"
+    if example_id in cat.cards:
+        return [], f"{example_id} is already a card ({cat.located[example_id].file}); no example card written"
+    made = new_card(cat, example_id, example_from, cards)
+    return [made.card, made.golden], ""
 
 
 def _inside_git(folder: Path) -> bool:

@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-pypto = pytest.importorskip("pypto", reason="pypto is not installed: pip install 'pattern-gen[pypto]'")
+pypto = pytest.importorskip("pypto", reason="pypto is not installed: pip install -e '.[pypto]'")
 torch = pytest.importorskip("torch")
 
 from tests.ptosim import paged_attention_kernel as pa  # noqa: E402

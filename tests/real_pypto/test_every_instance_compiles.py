@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-pytest.importorskip("pypto", reason="pypto is not installed: pip install 'pattern-gen[pypto]'")
+pytest.importorskip("pypto", reason="pypto is not installed: pip install -e '.[pypto]'")
 
 from pattern_gen.catalogue import load_catalogue  # noqa: E402
 from pattern_gen.output.instances import write_instance  # noqa: E402
