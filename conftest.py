@@ -17,6 +17,7 @@ SLOW = (
     "tests/docs/test_site.py",
     "tests/hardening/",
     "tests/catalogue/test_mutations.py",
+    "tests/catalogue/test_golden_sweep.py",
 )
 
 

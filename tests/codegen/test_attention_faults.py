@@ -44,7 +44,7 @@ def folders(instance_factory, small) -> dict[str, Path]:
 def _run(folder: Path, T: int) -> bool:
     module = load_generated_test(folder)
     try:
-        module.test_matches_golden(T)
+        module.test_matches_golden(T, module.SEEDS[0])
     except AssertionError:
         return False
     return True

@@ -85,11 +85,11 @@ def test_run_fails_when_an_output_is_wrong(cli, sk03_copy):
 
 
 def test_run_applies_the_instance_tolerances(sk03_copy):
-    """run uses instance.json's (atol, rtol, ratio): BF16 defaults pass, zero tolerance fails
+    """run uses instance.json's (atol, rtol, ratio, differ): BF16 defaults pass, zero tolerance fails
     (the kernel's output is within one BF16 rounding of the golden, not bit-identical)."""
     meta_path = sk03_copy / "instance.json"
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    assert meta["tolerances"]["y"] == [1e-4, 2.0**-7, 0.005]
+    assert meta["tolerances"]["y"] == [1e-4, 2.0**-7, 0.005, 0.05]
     result = run_instance(sk03_copy, T=256)
     assert result.passed and 0 < result.outputs["y"]["max_abs_error"]
     meta["tolerances"]["y"] = [0.0, 0.0, 0.0]

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptosim.testing import assert_compare, compare, compare_rows, tolerance_for
+from ptosim.testing import assert_compare, compare, compare_rows, judge, tolerance_for
 
 BF16 = ml_dtypes.bfloat16
 
@@ -105,3 +105,57 @@ def test_compare_rows_finds_a_row_hidden_under_the_global_ratio():
     assert compare_rows(out.T, ref.T, 1e-4, 2**-7, 0.005, axis=1) == [5, 7]
     assert compare_rows(out[:, :50], ref, 1e-4, 2**-7, 0.005) == list(range(400))
     assert compare_rows(out, ref, 1e-4, 2**-7, 0.0) == [5, 7, 399]  # ratio 0: exact rows
+
+
+# --- one rounding step, the per-row verdict, chained outputs ------------------------------------
+
+
+def _truncate_to_bf16(x: np.ndarray) -> np.ndarray:
+    bits = np.asarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32).astype(BF16)
+
+
+def test_a_truncating_rounding_passes_the_error_rule_but_not_the_differ_rule():
+    """One BF16 step is within rtol = 2^-7 everywhere, so only the share of elements that differ
+    at all tells a truncating cast from rounding to nearest."""
+    x = np.random.default_rng(0).uniform(-1, 1, 4096).astype(np.float32)
+    ref, trunc = x.astype(BF16), _truncate_to_bf16(x)
+    assert compare(trunc, ref, 1e-4, 2**-7, 0.005).passed
+    verdict = compare(trunc, ref, 1e-4, 2**-7, 0.005, differ_ratio=0.05)
+    assert not verdict.passed and "differ from the golden at all" in str(verdict)
+    near = x + np.float32(1e-9)  # FP32 noise: the rounding to nearest moves nowhere
+    assert compare(near.astype(BF16), ref, 1e-4, 2**-7, 0.005, differ_ratio=0.05).passed
+
+
+def test_a_row_over_its_allowance_is_named_with_its_counts():
+    ref = np.ones((10, 1000), np.float32).astype(BF16)
+    out = ref.copy()
+    out[3, :30] = 2.0  # 30 of 10000 overall (allowed 50); row 3 holds 30 (allowed 20)
+    verdict = compare(out, ref, 1e-4, 2**-7, 0.005, rows=True)
+    assert not verdict.passed and [(r.index, r.wrong, r.allowed) for r in verdict.bad_rows] == [(3, 30, 20)]
+    text = str(verdict)
+    assert text.startswith("out: FAIL — 1 row over the per-row allowance (row 3: 30 wrong (allowed 20)); overall 30/10000")
+    assert "PASS" not in text and verdict.as_dict()["bad_rows"] == [{"row": 3, "wrong": 30, "allowed": 20}]
+
+
+class _ChainedGolden:
+    """b = 3·a: a is judged on its own, b against the golden recomputed from the kernel's a."""
+
+    CHAINED = {"b": ("a",)}
+
+    @staticmethod
+    def golden(inputs, given=None):
+        a = inputs["x"] * 2
+        return {"a": a, "b": (given or {}).get("a", a) * 3}
+
+
+def test_judge_recomputes_a_chained_output_from_the_kernels_upstream_value():
+    x = np.linspace(1, 2, 64).astype(np.float32)
+    tol = {"a": (0.0, 0.01, 0.0), "b": (0.0, 1e-6, 0.0)}
+    a = x * 2 * np.float32(1.001)  # within a's rtol, off for b's tight one if b were judged alone
+    verdicts = {v.name: v for v in judge({"a": a, "b": a * 3}, _ChainedGolden, {"x": x}, tol)}
+    assert verdicts["a"].passed and verdicts["b"].passed and verdicts["b"].given == ("a",)
+    broken = {v.name: v for v in judge({"a": a, "b": a * 3 + 1}, _ChainedGolden, {"x": x}, tol)}
+    assert not broken["b"].passed and "recomputed from the kernel's a" in str(broken["b"])  # still bites
+    missing = judge({"a": a}, _ChainedGolden, {"x": x}, tol)
+    assert [(v.name, v.passed, v.reason) for v in missing] == [("b", False, "the kernel returned no such output")]

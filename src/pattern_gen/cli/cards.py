@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -21,6 +23,7 @@ from .common import (
     add_literal_row,
     catalogue,
     catalogue_dirs,
+    err,
     handle_errors,
     literal,
     manifest_path,
@@ -154,13 +157,20 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
 
 @main.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path())  # checked by unopenable: all problems at once
+@click.option(
+    "--goldens",
+    is_flag=True,
+    help="Also generate every parameter value of every skeleton (one at a time, at the seed dims) and run it against its golden with several seeds (minutes).",
+)
+@click.option("--skeleton", "sweep_skeletons", multiple=True, help="With --goldens: only these skeletons (repeatable).")
 @click.pass_context
 @handle_errors
-def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
+def validate_cmd(ctx: click.Context, paths: tuple[str, ...], goldens: bool, sweep_skeletons: tuple[str, ...]) -> None:
     """Validate the catalogue, a catalogue folder, a folder of your own cards, or card files.
 
     A folder with ``platforms/`` is a whole catalogue and replaces the shipped one; any other folder
-    (or file) is checked on top of the shipped catalogue, as ``--catalogue`` would add it."""
+    (or file) is checked on top of the shipped catalogue, as ``--catalogue`` would add it. With
+    ``--goldens``, every parameter value is also run against its golden (exit 1 when one fails)."""
     refused = [Problem("bad-path", f"{quote(p)}: {why}") for p in paths for why in [unopenable(p)] if why]
     if refused:
         raise PatternGenError(refused)
@@ -188,6 +198,8 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
     key = validation_key(cat.dirs, files, manifest)
     if validated_before(key):  # the same cards, manifest and code validated clean before
         _print_ok(cat)
+        if goldens:
+            _golden_sweep(cat, sweep_skeletons)
         return
     problems = check_catalogue(cat)
     if not problems and manifest is not None and manifest.is_file():  # valid cards: do the instances still resolve?
@@ -201,6 +213,38 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...]) -> None:
         raise PatternGenError(problems)
     record_validated(key)
     _print_ok(cat)
+    if goldens:
+        _golden_sweep(cat, sweep_skeletons)
+
+
+def _golden_sweep(cat: Catalogue, skeletons: tuple[str, ...]) -> None:
+    """Run every variation's golden; print one line each; exit 1 when any fails."""
+    from ..output.sweep import SWEEP_MAX_T, SWEEP_SEEDS, run_variation, variations
+
+    unknown = [s for s in skeletons if s not in {sk.id for sk in cat.skeletons()}]
+    if unknown:
+        raise PatternGenError([Problem("unknown-card", f"--skeleton {quote(s)} is not a skeleton of the catalogue") for s in unknown])
+    todo = list(variations(cat, skeletons))
+    failed = 0
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("golden sweep", total=len(todo))
+        for v in todo:
+            bar.update(task, description=f"golden sweep: {v.label}")
+            r = run_variation(cat, v)
+            if r.refused:
+                out.print(literal(f"refused  {v.label}: {r.refused}", "dim"))
+            elif r.passed:
+                out.print(literal(f"pass     {v.label} ({r.runs} runs)"))
+            else:
+                failed += 1
+                out.print(literal(f"FAIL     {v.label}", "red"))
+                for line in r.failures[:6]:
+                    out.print(literal(f"    {line}"), soft_wrap=True)
+            bar.advance(task)
+    summary = f"golden sweep: {len(todo) - failed} of {len(todo)} variations pass (T up to {SWEEP_MAX_T}, seed {', '.join(map(str, SWEEP_SEEDS))})"
+    out.print(literal(summary, "red" if failed else "green"))
+    if failed:
+        sys.exit(1)
 
 
 def _print_ok(cat: Catalogue) -> None:

@@ -10,8 +10,9 @@ from typing import Any
 import click
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from ..emit.render import test_values
+from ..plan.test_points import test_values
 from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..output.instances import (
     RunResult,
@@ -96,15 +97,18 @@ def _print_run(result: RunResult) -> None:
     for text in result.warnings:
         err.print(literal(f"warning: {text} (outputs computed through an overflow or a NaN can agree for the wrong reason)", "yellow"), soft_wrap=True)
     table = Table(title=f"{result.name} — T={result.T}, seed={result.seed}", title_justify="left")
-    for col in ("output", "result", "wrong / allowed", "max |err|", "bad rows"):
+    for col in ("output", "result", "wrong / allowed", "max |err|", "rows over their allowance", "judged against"):
         table.add_column(col, overflow="fold")
     for name, o in result.outputs.items():
+        rows = o.get("bad_rows") or []
+        shown = ", ".join(f"row {r['row']}: {r['wrong']} (allowed {r['allowed']})" for r in rows[:3]) + (f", {len(rows) - 3} more" if len(rows) > 3 else "")
         table.add_row(
-            name,
-            "[green]pass[/green]" if o["passed"] else "[red]FAIL[/red]",
-            f"{o['wrong']} / {o['allowed']} of {o['numel']}",
+            literal(name),
+            Text("pass", "green") if o["passed"] else Text("FAIL", "red"),
+            f"{o['wrong']} / {o['allowed']} of {o['numel']}" if not o.get("reason") else literal(o["reason"]),
             f"{o['max_abs_error']:.3g}",
-            ", ".join(map(str, o["bad_rows"])) or "",
+            f"{len(rows)}: {shown}" if rows else "none",
+            literal("golden from the kernel's " + ", ".join(o["given"])) if o.get("given") else "golden",
         )
     out.print(table)
     if result.error:

@@ -18,16 +18,18 @@ from typing import Any, Mapping, Sequence
 import jinja2
 
 from ptosim.dtypes import dtype_from_name
+from ptosim.testing import differ_ratio_for as _np_differ
 from ptosim.testing import tolerance_for as _np_tolerance
 
 from ..flow import COp, ScalarArg, Var
 from ..plan.kernel_plan import KernelPlan, StagePlan, TensorPlan
+from ..plan.test_points import SEEDS, test_values, verify_T
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
 from .targets import Target, get_target
 
-__all__ = ["render_instance", "kernel_function_name", "test_values", "module_id"]
+__all__ = ["render_instance", "kernel_function_name", "module_id"]
 
 
 _HERE = Path(__file__).resolve().parent
@@ -178,11 +180,6 @@ def _output_shape(t: TensorPlan, token: str) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def test_values(unroll: int) -> list[int]:
-    """T values of the golden test: a multiple of the factor, a tail (u+1), 3 and 1."""
-    return sorted({2 * unroll, unroll + 1, 3, 1}, reverse=True)
-
-
 def _table_checks(plan: KernelPlan) -> list[dict[str, Any]]:
     """Block tables and the key counts that read them: the host checks one against the other."""
     out = []
@@ -247,10 +244,11 @@ def tolerance_for(dtype: str) -> tuple[float, float, float]:
 
 
 def _tolerance(t: TensorPlan) -> list[float]:
-    """(atol, rtol, ratio) of an output: the dtype's default, overridden where the card says so."""
+    """(atol, rtol, ratio, differ) of an output: the dtype's default, overridden where the card says so."""
     atol, rtol, ratio = tolerance_for(t.dtype)
+    differ = _np_differ(dtype_from_name(t.dtype).np_dtype)
     o = t.tolerance or {}
-    return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio)]
+    return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio), o.get("differ", differ)]
 
 
 def _golden_source(
@@ -341,9 +339,10 @@ def render_instance(
             "name": plan.name,
             "module_id": module_id(plan.name),
             "t_values": test_values(plan.unroll),
+            "seeds": list(SEEDS),
             "tolerances": _py(tolerances),
             "command": plan.request.command(),
-            "verify_t": min(v for v in test_values(plan.unroll) if v > 1),
+            "verify_t": verify_T(plan.unroll),
             "skip_reason": _py(target.cannot_run(plan.platform)) if target.cannot_run(plan.platform) else "",
         }
     )

@@ -15,13 +15,13 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any, Mapping
+from typing import Union, Annotated, Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ptosim import cost
 from ptosim.errors import PtoSimError
-from ptosim.testing import compare, compare_rows
+from ptosim.testing import CompareResult, judge
 
 from .. import __version__
 from ..cards.yamlsrc import read_source
@@ -181,6 +181,12 @@ class RequestMeta(BaseModel):
     tiles: dict[str, Any] = Field(default_factory=dict)
 
 
+
+_Finite = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+_Share = Annotated[float, Field(ge=0, le=1)]
+_Tolerance3 = tuple[_Finite, _Finite, _Share]
+_Tolerance4 = tuple[_Finite, _Finite, _Share, _Share]
+
 class InstanceMeta(BaseModel):
     """The fields of ``instance.json`` that running an instance reads (the rest is informative)."""
 
@@ -191,7 +197,8 @@ class InstanceMeta(BaseModel):
     name: str = Field(min_length=1, max_length=255)
     unroll: int = Field(default=1, ge=1)
     test_T: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(default_factory=lambda: [1], min_length=1)
-    tolerances: dict[str, tuple[Annotated[float, Field(ge=0, allow_inf_nan=False)], Annotated[float, Field(ge=0, allow_inf_nan=False)], Annotated[float, Field(ge=0, le=1)]]] = Field(default_factory=dict)
+    #: output -> (atol, rtol, ratio[, differ]); instances written before the differ rule have three
+    tolerances: dict[str, Union[_Tolerance3, _Tolerance4]] = Field(default_factory=dict)
     loop: dict[str, Any] = Field(default_factory=dict)
     target: str | None = None
 
@@ -301,20 +308,30 @@ def compare_with_golden(
     result: RunResult, kernel: ModuleType, golden: ModuleType, inputs: Any, outputs: Any, tolerances: Mapping[str, Any]
 ) -> None:
     """Compare a run's outputs with the golden under the card's tolerances, output by output and
-    row by row; the verdicts go into ``result``."""
+    row by row (``ptosim.testing.judge``: chained outputs against the golden recomputed from the
+    kernel's upstream outputs); the verdicts go into ``result``."""
     if not isinstance(outputs, Mapping):
         raise PatternGenError(Problem("instance", f"run() returned {type(outputs).__name__}, not a dict of outputs; {_REGENERATE}", str(kernel.__file__)))
     expected = call_instance(golden, "golden", inputs)
     missing = sorted(set(expected) - set(outputs))
     if missing:
         raise PatternGenError(Problem("instance", f"run() returned no {', '.join(missing)}; {_REGENERATE}", str(kernel.__file__)))
-    for name, ref in expected.items():
-        atol, rtol, ratio = tolerances.get(name, (None, None, None))
-        cmp = compare(outputs[name], ref, atol, rtol, ratio, name=name)
-        rows = compare_rows(outputs[name], ref, atol, rtol, ratio) if cmp.reason == "" else []
-        ok = cmp.passed and not rows
-        result.outputs[name] = {**cmp.as_dict(), "bad_rows": rows[:16], "passed": ok, "message": str(cmp)}
-        result.passed = result.passed and ok
+    verdicts = call_instance(_Judge(golden), "judge", {k: outputs[k] for k in expected}, inputs, tolerances)
+    for cmp in verdicts:
+        result.outputs[cmp.name] = {**cmp.as_dict(), "message": str(cmp)}
+        result.passed = result.passed and cmp.passed
+
+
+class _Judge:
+    """``judge`` bound to a golden module, called through ``call_instance`` so a golden that raises
+    is reported as the golden's fault, like every other call into an instance."""
+
+    def __init__(self, golden: ModuleType) -> None:
+        self.golden = golden
+        self.__file__ = getattr(golden, "__file__", "golden.py")
+
+    def judge(self, outputs: Mapping[str, Any], inputs: Any, tolerances: Mapping[str, Any]) -> list[CompareResult]:
+        return judge(outputs, self.golden, inputs, {k: tuple(v) for k, v in tolerances.items()})
 
 
 def check_run_args(meta: Mapping[str, Any], T: int | None, seed: int) -> int:

@@ -30,6 +30,7 @@ from .kernel_plan import KernelPlan, Request
 from .options import plan_options
 from .request import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
 from .stage_fit import fit_stage, tensor_plans
+from .test_points import largest_test_T
 
 __all__ = ["resolve", "coerce_param", "DEFAULT_PLATFORM", "NAME_RE"]
 
@@ -64,7 +65,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     notes = list(c.notes)
     profile = cat.platform(c.platform)
     env = skeleton_env(atom, c.params, c.platform, c.unroll)
-    example_t = 2 * c.unroll
+    example_t = largest_test_T(c.unroll)
     values = {**c.dims, skeleton.loop.factor: c.unroll, skeleton.token_axis: example_t, skeleton.loop.index: 0}
     exp = _expand(cat, c, env, values)
     labels = [s.label for s in exp.prologue + exp.stages]
@@ -147,7 +148,7 @@ def _check_blocks(inputs: list, outputs: list) -> None:
 
 def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> None:
     """A cache an index input selects rows of must hold a slot for every token the golden test
-    writes (T up to 2 x unroll), or the instance could never pass its own test."""
+    writes (``largest_test_T``), or the instance could never pass its own test."""
     for t in inputs:
         cache = next((o for o in outputs if o.name == t.index_into), None) if t.index_into else None
         if cache is not None and cache.default_shape[0] < tokens:

@@ -53,7 +53,27 @@ def make_inputs(T: int, seed: int = 0) -> dict:
     return {"x": x, "cos": cos, "sin": sin, **_weights(seed)}
 
 
-def golden(inputs: Mapping[str, np.ndarray]) -> dict:
+# q is judged from the kernel's own qr: qr is a BF16 (or INT8) rounding of an FP32 norm of an FP32
+# sum, and one element landing on the other side of a rounding boundary spreads over the whole row of
+# q through the K = Q dot product. qr itself is judged against the independent golden.
+CHAINED = {"q": ("qr", "qr_scale")}
+
+
+def _q_flat(qr, qr_scale, inputs):
+    """qr @ wq_b from a given qr (AT-11: its INT8 codes and per-token scale)."""
+    p = PARAMS
+    bias = inputs.get("bias") if p["has_bias"] else None
+    if p["atom"] == "AT-11":
+        y, _, _ = linear(None, inputs["wq_b"], layout=p["weight_layout"], out_dtype=p["out_dtype"],
+                         weight_scale=inputs.get("wq_b_scale"), bias=bias, codes=(qr, qr_scale))
+    else:
+        y, _, _ = linear(qr, inputs["wq_b"], layout=p["weight_layout"], quant_mode=p["quant_mode"],
+                         out_dtype=p["out_dtype"], weight_scale=inputs.get("wq_b_scale"), bias=bias)
+    return y
+
+
+def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None) -> dict:
+    """The outputs; ``given`` (kernel outputs) replaces qr (and qr_scale) upstream of q."""
     p, d = PARAMS, DIMS
     x = inputs["x"]
     T = x.shape[0]
@@ -64,7 +84,10 @@ def golden(inputs: Mapping[str, np.ndarray]) -> dict:
         out["qr_scale"] = r["h_scale"]
     if p["output_rstd"]:
         out["qr_rstd"] = r["rstd"]
-    q_rows = np.asarray(r["y"]).reshape(T * d["NH"], d["D"])
+    q_flat = r["y"]
+    if given is not None and "qr" in given:
+        q_flat = _q_flat(given["qr"], given.get("qr_scale"), inputs)
+    q_rows = np.asarray(q_flat).reshape(T * d["NH"], d["D"])
     q_normed, _ = rmsnorm(q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt"))
     q_heads = q_normed.reshape(T, d["NH"], d["D"])
     out["q"] = store(rope(q_heads, inputs["cos"], inputs["sin"], partial=True, interleaved=True), "BF16")

@@ -187,14 +187,18 @@ def matmul_int8(a_q, w_q, layout):
     return (a64 @ (w64.T if layout == "nk" else w64)).astype(np.int64).astype(np.int32)
 
 
-def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_scale=None, bias=None):
+def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_scale=None, bias=None, codes=None):
     """AT-09: returns (y, x_q, x_scale); x_q/x_scale only for int8_w8a8.
 
     none: matmul of the BF16 activation, rounded once to out_dtype (FP32 first when a bias follows);
     int8_w8a8: AT-05 on x, INT32 product, AT-06 with the per-channel weight scale;
-    mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32."""
+    mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32.
+    ``codes``: int8_w8a8 with the activation already quantised, (x_q, x_scale) (x is ignored)."""
     x_q = x_scale = None
-    if quant_mode == "int8_w8a8":
+    if codes is not None:
+        x_q, x_scale = np.asarray(codes[0]), f32(codes[1])
+        acc = dequant(matmul_int8(x_q, weight, layout), x_scale, weight_scale)
+    elif quant_mode == "int8_w8a8":
         x_q, x_scale = quant_int8(x)
         acc = dequant(matmul_int8(x_q, weight, layout), x_scale, weight_scale)
     elif quant_mode == "mxfp8":

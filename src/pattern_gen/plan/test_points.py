@@ -1,0 +1,29 @@
+"""The golden test's token counts and input seeds: one rule, read by the resolver (the largest T
+sizes the caches an instance must hold) and by the renderer (the test's parameters).
+
+Token counts: a multiple of the unroll factor, a tail (factor + 1) where the factor-1 path takes a
+large share of the rows, 3 and 1. Seeds: more than one, so a result that holds for one draw of the
+inputs by luck (a rounding that lands on the right side of a boundary) is not taken for a rule.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SEEDS", "test_values", "largest_test_T", "verify_T"]
+
+#: input seeds every token count of a generated golden test runs with
+SEEDS: tuple[int, ...] = (0, 1)
+
+
+def test_values(unroll: int) -> list[int]:
+    """T values of the golden test, largest first: 2 x factor, factor + 1, 3 and 1."""
+    return sorted({2 * unroll, unroll + 1, 3, 1}, reverse=True)
+
+
+def largest_test_T(unroll: int) -> int:
+    """The most tokens the golden test writes (a cache must hold a slot for each)."""
+    return max(test_values(unroll))
+
+
+def verify_T(unroll: int) -> int:
+    """The smallest test T above 1: where PyPTO's CPU verifier (slow) runs."""
+    return min(v for v in test_values(unroll) if v > 1)
