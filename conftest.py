@@ -3,13 +3,16 @@
 
 Marked here, not in the files, so the generated instance folders stay the same text a team's
 repository gets (their pytest has no ``slow`` marker). Slow are: everything that drives real PyPTO
-(each compile takes seconds, a verifier run ~30–75 s), the docs site in a real browser, and the
-fuzzers and mutation sweeps.
+(each compile takes seconds, a verifier run ~30–75 s), the docs site in a real browser, the
+fuzzers and mutation sweeps, the golden sweep over every parameter value, and generated golden
+cases above ``FAST_LANE_MAX_T`` tokens.
 """
 
 from __future__ import annotations
 
 import pytest
+
+from pattern_gen.plan.test_points import FAST_LANE_MAX_T
 
 #: path fragments of the slow tests (relative to the repository root, '/'-separated)
 SLOW = (
@@ -25,7 +28,12 @@ def _is_slow(item: pytest.Item) -> bool:
     path = item.path.as_posix()
     if any(f"/{fragment}" in path or path.endswith(fragment) for fragment in SLOW):
         return True
-    return "/generated/" in path and item.path.parent.name.endswith("-pypto")  # the real-PyPTO target's tests
+    if "/generated/" not in path:
+        return False
+    if item.path.parent.name.endswith("-pypto"):  # the real-PyPTO target's tests
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return isinstance(params.get("T"), int) and params["T"] > FAST_LANE_MAX_T  # a long golden case
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

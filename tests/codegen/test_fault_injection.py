@@ -39,6 +39,8 @@ from ptosim.dtypes import DataType
 from ptosim.symbolic import concrete
 from ptosim.testing import compare, compare_rows
 
+from pattern_gen.plan.test_points import FAST_LANE_MAX_T
+
 INSTANCES = {
     "sk03": ("SK-03", "AT-10", {}),
     "sk03-int8": ("SK-03", "AT-10", {"quant_mode": "int8_w8a8"}),
@@ -62,10 +64,11 @@ def load_generated_test(folder: Path) -> Any:
 
 
 def failing_T(folder: Path) -> list[int]:
-    """The T values for which the generated golden test fails (AssertionError), stopping at the first."""
+    """The T values for which the generated golden test fails (AssertionError), stopping at the
+    first; the smallest first, where a run is cheapest (each fault shows at T = 1 or at a tail)."""
     module = load_generated_test(folder)
     failed = []
-    for T in module.T_VALUES:
+    for T in sorted(module.T_VALUES):
         try:
             module.test_matches_golden(T, module.SEEDS[0])
         except AssertionError:
@@ -229,7 +232,7 @@ FAULTS: dict[str, Callable[[pytest.MonkeyPatch], Fault]] = {
 def test_unpatched_generated_tests_pass(folders, key):
     module = load_generated_test(folders[key])
     assert len(module.T_VALUES) >= 3 and len(module.SEEDS) >= 2
-    for T in module.T_VALUES:
+    for T in [t for t in module.T_VALUES if t <= FAST_LANE_MAX_T]:  # the longer ones: the slow lane's generated tests
         for seed in module.SEEDS:
             module.test_matches_golden(T, seed)
 
