@@ -18,7 +18,7 @@ from typing import Any
 #: loaded on first use (PEP 562): ``show`` needs only ``describe``, not the site machinery
 _WHERE = {
     "card_page": "card_pages",
-    "instance_estimate": "instance_pages", "instance_page": "instance_pages", "instances_index": "instance_pages",
+    "instance_page": "instance_pages", "instances_index": "instance_pages",
     "constraints_page": "reference_pages", "errors_page": "reference_pages", "guide_page": "reference_pages",
     "index_page": "reference_pages", "names_page": "reference_pages",
     "build_site": "site", "mkdocs_config": "site", "render_pages": "site",
@@ -31,4 +31,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
 
 
-__all__ = ["render_pages", "build_site", "mkdocs_config", "instance_estimate"]
+__all__ = ["render_pages", "build_site", "mkdocs_config"]

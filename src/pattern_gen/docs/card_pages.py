@@ -123,8 +123,8 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
             f"The user slot **`{slot['name']}`** takes {', '.join(slot['accepts'])} atoms (default {card_link(slot['default'])}); "
             f"{slot['doc']}",
             "",
-            table(["fixed stage", "card", "parameters set by the skeleton"],
-                   [[f"`{f['as']}`", card_link(f["card"]), fmt(f["params"])] for f in d["fixed_stages"]]),
+            table(["fixed stage", "card", "parameters set by the skeleton", "when"],
+                   [[f"`{f['as']}`", card_link(f["card"]), fmt(f["params"]), f["when"] or "always"] for f in d["fixed_stages"]]),
             f"Loop: `{card.loop.kind}` `{card.loop.name}` over `{card.token_axis}` yielding `({card.loop.index}, {card.loop.factor})`, "
             f"unroll candidates {', '.join(map(str, card.loop.candidates))}"
             + (", `submit_before_loop=True`" if card.loop.submit_before_loop else "") + ".",

@@ -194,7 +194,8 @@ def card_detail(cat: Catalogue, card: Any) -> dict[str, Any]:
                 "loop": card.loop.model_dump(),
                 "slot": {"name": slot_name, "accepts": slot.accepts, "default": slot.default, "doc": slot.doc},
                 "fixed_stages": [
-                    {"as": i.as_, "card": i.use, "params": {k: v for k, v in i.params.items() if not isinstance(v, m.ParamRef)}}
+                    {"as": i.as_, "card": i.use, "params": {k: v for k, v in i.params.items() if not isinstance(v, m.ParamRef)},
+                     "when": None if getattr(i, "when", TRUE) == TRUE else i.when.describe()}
                     for i in card.fixed_stages
                 ],
                 "slot_defaults": dict(card.slot_defaults),

@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..output.instances import run_instance
 from ..plan.kernel_plan import KernelPlan
 from ..vocab.text import utilisation
 from .markdown import card_link, esc, fmt, table
 
-__all__ = ["instance_estimate", "instance_page", "instances_index"]
-
-
-def instance_estimate(folder: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]], dict[Any, str]]:
-    """Run an instance once (its first test T) for the estimate and the timeline events."""
-    with tempfile.TemporaryDirectory() as tmp:
-        trace = Path(tmp) / "trace.json"
-        try:
-            result = run_instance(folder, profile=str(trace))
-        except (ImportError, AttributeError):
-            return None, [], {}
-        if result.estimate is None or not trace.is_file():
-            return None, [], {}
-        data = json.loads(trace.read_text(encoding="utf-8"))
-    events = data.get("traceEvents", [])
-    lanes = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-    estimate = dict(result.estimate)
-    estimate["T"] = result.T
-    estimate["passed"] = result.passed
-    return estimate, events, lanes
+__all__ = ["instance_page", "instances_index"]
 
 
 def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterator, Any, Iterable, Mapping, Sequence
 from xml.sax.saxutils import escape
 
 __all__ = ["flow_svg", "timeline_svg", "curves_svg", "UNIT_COLORS"]
@@ -148,15 +148,9 @@ def timeline_svg(events: Iterable[dict[str, Any]], lane_names: dict[Any, str], *
     lane_index = {tid: i for i, tid in enumerate(used)}
     for tid, i in lane_index.items():
         parts.append(_text(left - 6, top + i * row + 9, lane_names.get(tid, str(tid)), size=9, anchor="end", fill="#374151"))
-    for e in sorted(xs, key=lambda e: (e["tid"], e["ts"])):
-        if e["tid"] not in lane_index:
-            continue
-        name = str(e.get("name", ""))
-        lab = name.split("(")[-1].rstrip(")") if "(" in name else name
-        x = left + plot_w * (e["ts"] - t0) / span
-        w = max(plot_w * e["dur"] / span, 0.6)
-        y = top + lane_index[e["tid"]] * row + 1
-        parts.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{row - 2}" fill="{color[lab]}"><title>{escape(name)} {e["dur"]:.2f} µs</title></rect>')
+    for tid, x, w, lab, tip in _bars(xs, lane_index, t0, span, plot_w):
+        y = top + lane_index[tid] * row + 1
+        parts.append(f'<rect x="{left + x:.2f}" y="{y}" width="{w:.2f}" height="{row - 2}" fill="{color[lab]}"><title>{escape(tip)}</title></rect>')
     ly = top + len(used) * row + 22
     if hidden:
         parts.append(_text(left, ly - 6, f"(+{hidden} more cores not shown)", size=10, anchor="start", fill="#6b7280"))
@@ -168,6 +162,32 @@ def timeline_svg(events: Iterable[dict[str, Any]], lane_names: dict[Any, str], *
         parts.append(_text(x + 14, y, _short(lab or "(no label)", 36), size=10, anchor="start"))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _label(name: str) -> str:
+    return name.split("(")[-1].rstrip(")") if "(" in name else name
+
+
+def _bars(xs: list[dict[str, Any]], lanes: dict[Any, int], t0: float, span: float, plot_w: float) -> Iterator[tuple[Any, float, float, str, str]]:
+    """(lane, x, width, label, tooltip) per bar. Tasks narrower than a pixel run together: a run
+    of tasks of one label closer than a pixel is one bar (its tooltip counts them), so a long
+    prefill's thousands of tasks draw as at most one bar per pixel and label, not one each."""
+    merged: list[list[Any]] = []  # [tid, x0, x1, label, count, busy µs, name]
+    for e in sorted(xs, key=lambda e: (e["tid"], e["ts"])):
+        if e["tid"] not in lanes:
+            continue
+        name = str(e.get("name", ""))
+        lab = _label(name)
+        x0 = plot_w * (e["ts"] - t0) / span
+        x1 = x0 + max(plot_w * e["dur"] / span, 0.6)
+        last = merged[-1] if merged else None
+        if last and last[0] == e["tid"] and last[3] == lab and x0 - last[2] < 1.0 and (x1 - x0 < 2.0 or last[2] - last[1] < 2.0):
+            last[2], last[4], last[5] = max(last[2], x1), last[4] + 1, last[5] + e["dur"]
+        else:
+            merged.append([e["tid"], x0, x1, lab, 1, e["dur"], name])
+    for tid, x0, x1, lab, count, busy, name in merged:
+        tip = f"{name} {busy:.2f} µs" if count == 1 else f"{lab}: {count} tasks, {busy:.2f} µs busy"
+        yield tid, x0, x1 - x0, lab, tip
 
 
 def _nice_ticks(lo: float, hi: float) -> list[float]:
