@@ -16,7 +16,7 @@ import pytest
 from pattern_gen.catalogue.catalogue import load_catalogue
 from pattern_gen.output.instances import estimate_instance, run_instance, write_instance
 from pattern_gen.plan.kernel_plan import Request
-from pattern_gen.plan.manifest import load_manifest
+from pattern_gen.plan.manifest import load_manifest, to_request
 from pattern_gen.plan.resolver import resolve
 from pattern_gen.tune.search import tune
 from pattern_gen.tune.space import tuning_space
@@ -292,3 +292,23 @@ def test_apply_again_updates_the_entry_it_changed(cli, tmp_path: Path) -> None:
     assert len(entries) == 1, manifest.read_text()  # the same request: one entry, retuned in place
     assert not second["applied"]["created"] and first["applied"]["line"] == second["applied"]["line"] == 2
     assert entries[0].tiles == second["best"]["tiles"]
+
+
+def test_apply_keeps_the_instance_name_when_only_tiles_change(cat, tmp_path: Path) -> None:
+    """A retune must not rename the instance (git churn, broken docs URLs): a tiles-only winner
+    pins the entry's name; an unroll change renames it and records the old name in ``why``."""
+    from pattern_gen.tune.apply import apply_to_manifest
+
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text("instances:\n  - {skeleton: SK-03, atoms: AT-10, dims: {K: 256, N: 128}, why: defaults}\nrefused: []\n", encoding="utf-8")
+    tuned = _req()
+    before = resolve(cat, tuned).name
+    tiles_only = _req(tiles={"proj.rmsnorm": [2, 256]})
+    assert resolve(cat, tiles_only).name != before  # the digest would rename it
+    apply_to_manifest(cat, manifest, tuned, tiles_only)
+    (entry,) = load_manifest(manifest).instances
+    assert entry.name == before and resolve(cat, to_request(entry)).name == before and entry.tiles == {"proj.rmsnorm": [2, 256]}
+    manifest.write_text("instances:\n  - {skeleton: SK-03, atoms: AT-10, dims: {K: 256, N: 128}, why: defaults}\nrefused: []\n", encoding="utf-8")
+    apply_to_manifest(cat, manifest, tuned, _req(params={"unroll": 16}))
+    (entry,) = load_manifest(manifest).instances
+    assert entry.name is None and f"formerly {before}" in entry.why and "-u16-" in resolve(cat, to_request(entry)).name

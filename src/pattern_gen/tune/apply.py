@@ -12,6 +12,7 @@ the file is replaced (atomically).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,7 @@ def apply_to_manifest(cat: Catalogue, path: Path, tuned: Request, winner: Reques
         prefix = indent + ("- " if first.lstrip().startswith("- ") else "")
         if new == old:
             return ApplyResult(path, line, False, False, new)
+        new = _keep_the_name(cat, old, new, resolve(cat, to_request(entry)).name)
         lines[start:end] = [f"{prefix}{_flow(new)}\n"]
         result = ApplyResult(path, line, False, True, new)
     else:
@@ -169,6 +171,28 @@ def apply_to_manifest(cat: Catalogue, path: Path, tuned: Request, winner: Reques
     _check(path, updated)
     atomic_write(path, updated)
     return result
+
+
+_TILES_TOKEN = re.compile(r"-tiles[0-9a-f]{6}(?=-|$)")
+
+
+def _keep_the_name(cat: Catalogue, old: dict[str, Any], new: dict[str, Any], old_name: str) -> dict[str, Any]:
+    """A retune must not rename the instance (git churn, broken docs links): where only the tile
+    digest of the name would change, the entry keeps its name (``name:``); where the unroll
+    changes, the name says so and ``why`` records the old one."""
+    if "name" in old:
+        return new
+    try:
+        new_name = resolve(cat, to_request(ManifestEntry.model_validate(new))).name
+    except (PatternGenError, ValueError):
+        return new
+    if new_name == old_name:
+        return new
+    if _TILES_TOKEN.sub("", new_name) == _TILES_TOKEN.sub("", old_name):
+        return {**new, "name": old_name}
+    why = str(new.get("why", "")).strip()
+    note = f"formerly {old_name} (renamed by tune --apply: the unroll changed)"
+    return {**new, "why": f"{why}; {note}" if why else note}
 
 
 def _check(path: Path, text: str) -> None:
