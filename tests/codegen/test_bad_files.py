@@ -52,11 +52,11 @@ def test_a_name_too_long_for_a_folder_is_refused(cli, tmp_path, monkeypatch):
 def test_a_write_the_disk_refuses_is_one_problem_and_leaves_no_empty_folder(cli, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
-    def full_disk(path: Path, text: str) -> None:
+    def full_disk(path: Path, text: str) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)  # as the real one does before the write fails
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(writer, "atomic_write", full_disk)
+    monkeypatch.setattr(writer, "stage_file", full_disk)
     run = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128")
     run.assert_bad_input("bad-path")
     assert "No space left on device" in run.stderr

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from pattern_gen.output.instances import run_instance
+from pattern_gen.output.writer import finalize
+from pattern_gen.vocab.errors import PatternGenError
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +95,11 @@ def test_run_applies_the_instance_tolerances(sk03_copy):
     result = run_instance(sk03_copy, T=256)
     assert result.passed and 0 < result.outputs["y"]["max_abs_error"]
     meta["tolerances"]["y"] = [0.0, 0.0, 0.0]
-    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")  # a hand edit: its content hash no longer holds
+    with pytest.raises(PatternGenError, match="edited by hand"):
+        run_instance(sk03_copy, T=256)
+    meta.pop("content_hash")
+    meta_path.write_text(finalize("instance.json", json.dumps(meta), "b"), encoding="utf-8")  # as a generator would write it
     tight = run_instance(sk03_copy, T=256)
     assert not tight.passed and tight.outputs["y"]["allowed"] == 0 and tight.outputs["y"]["wrong"] > 0
 

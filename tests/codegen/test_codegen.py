@@ -494,20 +494,31 @@ def test_generate_repairs_drift_but_not_hand_edits(cli, gen_tree):
     cli("generate", "--check", "--out", str(gen_tree)).assert_ok()
 
 
-def test_generate_removes_stale_generated_files_and_names_foreign_ones(cli, gen_tree):
-    """Inside an instance folder: a file pattern-gen made that the instance no longer has is removed;
-    a file of the user's is left alone and named, so `generate --check` can be made to pass."""
+def test_generate_never_removes_a_file_by_its_hash_alone(cli, gen_tree):
+    """Inside an instance folder only the files pattern-gen names (kernel.py, golden.py, the test,
+    instance.json) are its own: a copy with a valid hash header (``kernel_backup.py``) or a user's
+    note is left alone and named, so `generate --check` can be made to pass."""
     inst = sorted(p for p in gen_tree.iterdir() if p.is_dir() and p.name != "docs")[0]
-    old = inst / "old_helper.py"
-    old.write_text(finalize("old_helper.py", "x = 1\n", "b"), encoding="utf-8")
+    backup = inst / "kernel_backup.py"
+    backup.write_text((inst / "kernel.py").read_text(encoding="utf-8"), encoding="utf-8")
     mine = inst / "notes.txt"
     mine.write_text("mine\n", encoding="utf-8")
     run = cli("generate", "--out", str(gen_tree))
     run.assert_ok()
-    assert not old.exists() and "removed stale generated file" in run.stderr
-    assert mine.exists() and "notes.txt" in run.stderr and "remove it yourself" in run.stderr
+    assert backup.exists() and mine.exists() and "kernel_backup.py" in run.stderr and "remove it yourself" in run.stderr
+    backup.unlink()
     mine.unlink()
     cli("generate", "--check", "--out", str(gen_tree)).assert_ok()
+
+
+def test_a_dropped_instance_keeps_the_users_files(cli, gen_tree):
+    instances = sorted(p for p in gen_tree.iterdir() if p.is_dir())
+    old = gen_tree / "sk03-at10-renamed-instance"
+    shutil.copytree(instances[1], old)
+    (old / "kernel_backup.py").write_text((old / "kernel.py").read_text(encoding="utf-8"), encoding="utf-8")
+    run = cli("generate", "--out", str(gen_tree), "--prune", "--force")
+    run.assert_ok()
+    assert sorted(p.name for p in old.iterdir()) == ["kernel_backup.py"] and "yours kept (kernel_backup.py)" in run.stderr
 
 
 def test_generate_filter(cli, tmp_path):

@@ -22,6 +22,7 @@ from ..cards import model as m
 from ..cards.loader import LoadedCard, load_card, problems_from_validation
 from ..cards.yamlsrc import Located, load_located_file
 from ..flow import FlowError
+from ..vocab.identifiers import token_problem
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.ops import OPS
 from ..vocab.resources import package_patterns_dir, user_catalogue_dirs
@@ -290,6 +291,10 @@ def load_catalogue(
             _load_constraints(folder / "constraints.yaml", cat, problems)
         plat_dir = folder / "platforms"
         for p in sorted(plat_dir.glob("*.yaml")) if plat_dir.is_dir() else []:
+            why = token_problem(p.stem)
+            if why:  # the file's name is the platform's name, in kernels and instance names
+                problems.append(Problem("bad-profile", f"platform file name {p.stem!r} {why}; rename the file", str(p)))
+                continue
             located = _read_yaml(p, problems)[1]
             if located is None:
                 continue  # YAML errors reported with their line

@@ -27,6 +27,7 @@ from ..plan.test_points import SEEDS, test_values, verify_T
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
+from .pytext import NonFinite, comment_text, docstring_text, py_literal
 from .targets import Target, get_target
 
 __all__ = ["render_instance", "kernel_function_name", "module_id"]
@@ -39,16 +40,26 @@ TEMPLATES = _HERE / "templates"
 GOLDEN = _HERE / "golden"
 
 
+def _finalize(value: Any) -> Any:
+    """Templates print text the renderer built (code, names, numbers); a float is printed through
+    ``py_literal`` so a non-finite one can never become a bare ``inf``."""
+    return _py(value) if isinstance(value, float) else value
+
+
 @functools.lru_cache(maxsize=None)
 def _env(target: Target) -> jinja2.Environment:
     """The target's templates first, then the shared ones. One environment per target and process:
-    jinja2 then compiles each template once (its auto-reload still notices an edited template)."""
-    return jinja2.Environment(
+    jinja2 then compiles each template once (its auto-reload still notices an edited template).
+    Templates quote text only through the ``py`` filter (``pytext.py_literal``)."""
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(target.folder), str(TEMPLATES)]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
+        finalize=_finalize,
     )
+    env.filters["py"] = _py
+    return env
 
 
 def module_id(name: str) -> str:
@@ -60,14 +71,8 @@ def kernel_function_name(plan: KernelPlan) -> str:
     return f"{plan.skeleton.replace('-', '').lower()}_{plan.atom.replace('-', '').lower()}_kernel"
 
 
-def _comment(text: Any) -> str:
-    """Card text for a ``#`` comment: one line."""
-    return " ".join(str(text).split())
-
-
-def _doc(text: Any) -> str:
-    """Card text for a docstring: one line, backslashes and triple quotes escaped."""
-    return _comment(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+_comment = comment_text
+_doc = docstring_text
 
 
 def _shape(values: Any) -> str:
@@ -157,14 +162,11 @@ def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]
 
 
 def _py(value: Any) -> str:
-    """Python literal for an option value (dicts keep their int keys)."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_py(v) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
+    """A Python literal of a card, option or plan value (``pytext.py_literal``; dicts keep their int keys)."""
+    try:
+        return py_literal(value)
+    except NonFinite as exc:
+        raise PatternGenError(Problem("bad-param-value", f"{exc}: a generated kernel needs finite numbers")) from None
 
 
 def _signature(plan: KernelPlan) -> list[str]:

@@ -9,6 +9,7 @@ says what happened, and the CLI (or a caller's CI script) decides how to show it
 from __future__ import annotations
 
 import fnmatch
+import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..plan.manifest import Manifest, to_request, to_requests
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from .instances import render_plan
+from ..emit.render import module_id
 from .writer import check_writes, compare_tree, content_ok, remove_stale_temporaries, write_files
 
 __all__ = ["GenerateResult", "LeftAlone", "generate", "plan_manifest", "refusal_failures"]
@@ -98,8 +100,24 @@ def refusal_failures(cat: Catalogue, manifest: Manifest) -> list[str]:
     return failures
 
 
+def _instance_file_names(folder: Path) -> set[str]:
+    """The names pattern-gen gives the files of an instance folder: its own, and those its
+    instance.json lists (a copy such as ``kernel_backup.py`` carries a valid hash too, but it is
+    the user's)."""
+    names = {"kernel.py", "golden.py", "instance.json", f"test_{module_id(folder.name)}.py"}
+    try:
+        listed = json.loads((folder / "instance.json").read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        listed = None
+    if isinstance(listed, dict):
+        names |= {str(n) for n in listed if isinstance(n, str) and "/" not in n and not n.startswith(".")}
+    return names
+
+
 def _is_generated(path: Path) -> bool:
-    """A file pattern-gen wrote and nobody edited since (its content hash holds)."""
+    """A file pattern-gen wrote under its own name and nobody edited since (its content hash holds)."""
+    if path.is_symlink() or path.name not in _instance_file_names(path.parent):
+        return False
     try:
         return path.is_file() and content_ok(path.name, path.read_text(encoding="utf-8")) is True
     except (OSError, UnicodeDecodeError):
@@ -162,9 +180,10 @@ def _write(result: GenerateResult, rendered: dict[str, dict[str, str]], pattern:
             if not (entry.is_dir() and (entry / "instance.json").is_file()) or not prune:
                 foreign.append(entry)
                 continue
-            edited = [p for p in entry.iterdir() if p.name != "__pycache__" and not _is_generated(p)]
+            ours = _instance_file_names(entry)
+            edited = [p for p in entry.iterdir() if p.name in ours and not _is_generated(p)]
             if edited and not force:
-                problems.append(Problem("hand-edited", f"stale instance {entry} has hand-edited or foreign files ({', '.join(p.name for p in edited)}); remove it yourself or use --force"))
+                problems.append(Problem("hand-edited", f"stale instance {entry} has hand-edited files ({', '.join(p.name for p in edited)}); remove it yourself or use --force"))
             stale.append(entry)
     if problems:
         raise PatternGenError(problems)
@@ -172,9 +191,18 @@ def _write(result: GenerateResult, rendered: dict[str, dict[str, str]], pattern:
         report = write_files(root / name, files, force=force)
         result.written += len(report.written)
         result.unchanged += len(report.unchanged)
-    for entry in stale:
-        shutil.rmtree(entry)
-    result.removed_instances = stale
+    for entry in stale:  # pattern-gen's files go; anything else keeps the folder, reported
+        for path in entry.iterdir():
+            if path.name in _instance_file_names(entry) and not path.is_symlink() and path.is_file():
+                path.unlink()
+            elif path.name == "__pycache__" and path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+        left = sorted(p.name for p in entry.iterdir())
+        if left:
+            result.left_alone.append(LeftAlone(entry, f"dropped from the manifest: its generated files were removed, yours kept ({', '.join(left)})"))
+        else:
+            entry.rmdir()
+    result.removed_instances = [e for e in stale if not e.exists()]
     stale_files = [
         path
         for name, files in rendered.items()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Mapping
 
 from ..vocab.errors import PatternGenError, Problem
 
-__all__ = ["finalize", "content_ok", "atomic_write", "write_files", "check_writes", "WriteReport", "compare_tree", "Drift"]
+__all__ = ["finalize", "body_digest", "recorded_digest", "content_ok", "atomic_write", "write_files", "check_writes", "WriteReport", "compare_tree", "Drift"]
 
 _HASH_PREFIX = "# content-hash: sha256:"
 
@@ -38,6 +39,17 @@ def finalize(rel: str, body: str, banner: str) -> str:
         data["content_hash"] = "sha256:" + _digest(canonical)
         return json.dumps(data, indent=2) + "\n"
     return f"# {banner}\n{_HASH_PREFIX}{_digest(body)}\n{body}"
+
+
+def body_digest(body: str) -> str:
+    """The digest ``finalize`` records for a body (instance.json lists its siblings' by it)."""
+    return _digest(body)
+
+
+def recorded_digest(text: str) -> str | None:
+    """The hash a generated Python file's header records (None: no header)."""
+    lines = text.split("\n", 2)
+    return lines[1][len(_HASH_PREFIX):].strip() if len(lines) >= 2 and lines[1].startswith(_HASH_PREFIX) else None
 
 
 def content_ok(rel: str, text: str) -> bool | None:
@@ -74,8 +86,8 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace`` (never half a file)."""
+def stage_file(path: Path, text: str) -> str:
+    """``text`` in a temporary file beside ``path`` (same folder, so renaming it is atomic)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -83,6 +95,17 @@ def atomic_write(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.chmod(tmp, mode)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace`` (never half a file)."""
+    tmp = stage_file(path, text)
+    try:
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -100,21 +123,43 @@ def check_writes(folder: Path, files: Mapping[str, str], *, force: bool = False)
     return []
 
 
-def write_files(folder: Path, files: Mapping[str, str], *, force: bool = False) -> WriteReport:
-    """Write ``{relative path: final text}`` into ``folder``; refuse to clobber hand edits.
+def inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (resolved, links followed) lies in ``root`` (resolved)."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
 
-    Everything is checked before the first byte is written, so a refusal leaves the folder as it was.
-    """
+
+def write_files(folder: Path, files: Mapping[str, str], *, force: bool = False, root: Path | None = None) -> WriteReport:
+    """Write ``{relative path: final text}`` into ``folder``; refuse to clobber hand edits, and to
+    write anywhere outside ``root`` (default: ``folder``'s parent).
+
+    Everything is checked before the first byte is written, so a refusal leaves the folder as it
+    was. The files are staged as temporaries first and renamed into place one after another at
+    the end, so an interrupted write leaves either the old or the new text of each file (and an
+    instance folder with a mix is refused by its reader: instance.json records every file's hash)."""
+    root = folder.parent if root is None else root
+    outside = [rel for rel in files if Path(rel).is_absolute() or ".." in Path(rel).parts or not inside(root, folder / rel)]
+    if outside or not inside(root, folder):
+        raise PatternGenError(Problem("bad-path", f"refused to write {folder / (outside[0] if outside else '')} outside {root}"))
     report, plan = _plan_writes(folder, files, force)
     created = not folder.exists()
-    for path, text in plan:
-        try:
-            atomic_write(path, text)
-        except OSError as exc:  # a full disk, a name too long, no permission: say so, leave no empty folder
-            if created and folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-            raise PatternGenError(Problem("bad-path", f"cannot write {path}: {exc.strerror or exc}")) from None
-        report.written.append(path)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in plan:
+            staged.append((stage_file(path, text), path))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+            report.written.append(path)
+    except OSError as exc:  # a full disk, a name too long, no permission: say so, leave no empty folder
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        if created and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise PatternGenError(Problem("bad-path", f"cannot write into {folder}: {exc.strerror or exc}")) from None
     return report
 
 
@@ -234,12 +279,16 @@ def sync_folder(folder: Path, files: Mapping[str, str]) -> tuple[int, int, int]:
     return written, unchanged, removed
 
 
+_STAGED = re.compile(r"\.(kernel\.py|golden\.py|instance\.json|test_\w+\.py|[\w.-]+\.(md|svg|json|yml|css))\.[A-Za-z0-9_]{8}\.tmp")
+
+
 def remove_stale_temporaries(folder: Path) -> list[Path]:
     """Temporary files ``atomic_write`` left when a process was killed mid-write (``.name.XXXX.tmp``)."""
     removed = []
     if folder.is_dir() and not folder.is_symlink():
         for path in sorted(folder.glob(".*.tmp")):
-            if path.is_file() and not path.is_symlink():
+            # only stage_file's own names (".<file>.<8 random chars>.tmp"): a user's ".notes.tmp" stays
+            if path.is_file() and not path.is_symlink() and _STAGED.fullmatch(path.name):
                 path.unlink()
                 removed.append(path)
     return removed

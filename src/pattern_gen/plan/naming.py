@@ -96,7 +96,13 @@ def instance_name(
         tokens.append(f"tiles{digest}")
     if target != DEFAULT_TARGET:  # the default target is no token: one kernel, one name
         tokens.append(target)
+    bad = [t for t in tokens if not _SAFE_TOKEN.fullmatch(t) or ".." in t]
+    if bad:  # the name is a folder name: card words that reach it were checked as tokens; this is the net under them
+        raise PatternGenError(Problem("bad-name", f"the instance name would hold {bad[0]!r}: name tokens are letters, digits, _ and one . (stage.setting)"))
     return "-".join(tokens)
+
+
+_SAFE_TOKEN = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?")
 
 
 def _decode_value(naming: Mapping[str, Any], token: str, specs: Mapping[str, Any]) -> tuple[str, Any] | None:

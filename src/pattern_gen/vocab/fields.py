@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -14,10 +15,13 @@ from pydantic import (
 )
 
 from .expr import ExprError, parse
+from .identifiers import identifier_problem, token_problem
 from .predicates import TRUE, Predicate, PredicateError, parse_predicate
 
 __all__ = [
     "Strict",
+    "Token",
+    "LoopName",
     "DTYPES",
     "DType",
     "Unit",
@@ -100,7 +104,30 @@ When = Annotated[
 #: A shape entry, offset or scalar: an int, a float or an expression over dims and loop names.
 ExprValue = Annotated[Union[int, float, str], BeforeValidator(_expr)]
 Shape = list[ExprValue]
-Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+def _identifier(value: Any) -> Any:
+    if isinstance(value, str):
+        why = identifier_problem(value)
+        if why:
+            raise ValueError(why)
+    return value
+
+
+#: a name that becomes an identifier of the generated kernel (vocab.identifiers)
+Name = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"), AfterValidator(_identifier)]
+
+
+def _token(value: Any) -> Any:
+    if isinstance(value, str):
+        why = token_problem(value)
+        if why:
+            raise ValueError(why)
+    return value
+
+
+#: a word that becomes part of an instance (folder) name: an enum choice
+Token = Annotated[str, AfterValidator(_token)]
+#: PyPTO's name of a loop (a string in the kernel, shown in its traces)
+LoopName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 
 
 class ParamRef(Strict):

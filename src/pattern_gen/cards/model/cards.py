@@ -12,7 +12,7 @@ from pydantic import (
     model_validator,
 )
 
-from ...vocab.fields import ALWAYS, Name, Strict, When
+from ...vocab.fields import ALWAYS, LoopName, Name, Strict, When
 from .decls import ParamSpec, TensorDecl
 from .performance import Performance
 from .regimes import Regime
@@ -123,7 +123,7 @@ class DimSpec(Strict):
 
 class LoopSpec(Strict):
     kind: Literal["loop_unroll"] = "loop_unroll"
-    name: str = "TOKEN_LOOP"
+    name: LoopName = "TOKEN_LOOP"
     index: Name = "t_off"
     factor: Name = "tile"
     #: unroll factors, the first the default; each is a tile of tokens, so positive

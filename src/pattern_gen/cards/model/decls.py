@@ -16,6 +16,7 @@ from ...vocab.fields import (
     Role,
     Shape,
     Strict,
+    Token,
     When,
 )
 
@@ -45,7 +46,7 @@ class ParamSpec(Strict):
     type: Literal["bool", "enum", "float", "int"]
     #: choices and bounds come before ``default``, so that the default's validator sees them (and a
     #: default the card's own rules reject is reported at its line, not when a kernel is built)
-    choices: list[Union[str, int]] | None = None
+    choices: list[Union[Token, int]] | None = None
     gt: float | None = None
     ge: float | None = None
     le: float | None = None

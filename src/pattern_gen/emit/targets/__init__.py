@@ -7,9 +7,10 @@ and test templates). The ``@jit`` kernel function itself is target-neutral
 
 from __future__ import annotations
 
-import keyword
 from dataclasses import dataclass
 from pathlib import Path
+
+from ...vocab.identifiers import PYTHON_RESERVED
 
 __all__ = ["Target", "TARGETS", "DEFAULT_TARGET", "get_target", "KERNEL_RESERVED"]
 
@@ -17,11 +18,7 @@ _HERE = Path(__file__).resolve().parent
 
 #: Names a card may not define at the top level: kernel-level names of the emitted code (every
 #: target's host code uses them) and Python's keywords and builtins the kernel relies on.
-KERNEL_RESERVED = frozenset(
-    {"pypto", "np", "tile", "t_off", "T", "run", "kernel", "inputs", "outputs", "opts"}
-    | set(keyword.kwlist)
-    | {"sum", "abs", "min", "max", "range", "len", "int", "float", "list", "dict"}
-)
+KERNEL_RESERVED = frozenset({"pypto", "np", "tile", "t_off", "T", "run", "kernel", "inputs", "outputs", "opts"}) | PYTHON_RESERVED
 
 
 @dataclass(frozen=True)
