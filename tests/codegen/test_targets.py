@@ -69,3 +69,19 @@ def test_run_target_pypto_without_pypto_is_bad_input(cli, tmp_path, monkeypatch)
     run = cli("run", str(folder))
     run.assert_bad_input("instance")
     assert "pip install pypto==0.2.0 torch==2.13.0" in run.stderr and "pattern-gen[" not in run.stderr  # never the index name
+
+
+def test_verify_says_what_to_expect_and_how_long_it_took(cli, tmp_path, monkeypatch):
+    """PyPTO's CPU verifier can run for minutes: run --verify says so before it starts and reports
+    the time after (a fake run: no pypto needed)."""
+    import pattern_gen.cli.instances as cli_instances
+    from pattern_gen.output.instances import RunResult
+    from pattern_gen.output.pypto_run import PyptoRun
+
+    made = cli("new", "--skeleton", "SK-03", "--dim", "K=256", "--dim", "N=128", "--target", "pypto", "--out", str(tmp_path), "-q")
+    made.assert_ok()
+    (folder,) = tmp_path.iterdir()
+    monkeypatch.setattr(cli_instances, "run_pypto_instance", lambda *a, **k: PyptoRun(RunResult("x", 3, 0, passed=True), None, None))
+    run = cli("run", str(folder), "--T", "3", "--verify")
+    run.assert_ok()
+    assert "CPU verifier computes every tile op" in run.stderr and "12 min" in run.stderr and "verified in" in run.stderr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +257,33 @@ def run_cmd(ctx: click.Context, instance: str, T: int | None, seed: int, profile
         sys.exit(1)
 
 
+#: what PyPTO 0.2.0's CPU verifier took here (2 cores), for the expectation line
+VERIFY_MEASURED = (
+    "measured on 2 cores at T=3: 23-33 s for SK-03/SK-04 at small dims and SK-03 at K=4096 N=1536, "
+    "about 12 min for SK-04 at the DeepSeek-V4 dims"
+)
+
+
 def _run_pypto(ctx: click.Context, folder: Path, T: int | None, seed: int, verify: bool, as_json: bool) -> None:
-    done = run_pypto_instance(folder, T=T, seed=seed, verify=verify)
+    if verify and not as_json:
+        err.print(literal(f"PyPTO's CPU verifier computes every tile op in Python ({VERIFY_MEASURED})"), soft_wrap=True)
+        started = time.monotonic()
+        with err.status("") as status:
+            stop = threading.Event()
+
+            def tick() -> None:
+                while not stop.wait(1.0):
+                    status.update(literal(f"verifying on PyPTO's CPU verifier: {time.monotonic() - started:.0f} s"))
+
+            ticker = threading.Thread(target=tick, daemon=True)
+            ticker.start()
+            try:
+                done = run_pypto_instance(folder, T=T, seed=seed, verify=verify)
+            finally:
+                stop.set()
+        err.print(literal(f"verified in {time.monotonic() - started:.0f} s"))
+    else:
+        done = run_pypto_instance(folder, T=T, seed=seed, verify=verify)
     result = done.result
     if not verify:
         twin = ptosim_twin_estimate(catalogue(ctx), folder, result.T, seed)
