@@ -16,7 +16,7 @@ from ..flow import (
 from ..plan.kernel_plan import KernelPlan
 from ..vocab.predicates import AllOf, AnyOf, Match, Not
 from .describe import card_detail, expansion_code, pseudo_code, skeleton_expansion
-from .markdown import card_link, fmt, table
+from .markdown import card_link, fmt, front_matter, table, text
 from .svg import flow_svg
 
 __all__ = ["card_page"]
@@ -66,7 +66,7 @@ def _code_block(stages: list[dict[str, Any]]) -> str:
 def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[str, str]:
     """(markdown, svg) of one card; ``instances``: the plans whose page it links to if they use it."""
     d = card_detail(cat, card)
-    title = f"{card.id} {card.title}"
+    title = f"{card.id} {text(card.title)}"
     if card.kind == "atom":
         try:
             exp = expand_atom(cat, card, cat.param_defaults(card.id), None)
@@ -80,16 +80,16 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
         svg = flow_svg(stages, title=f"{card.id} CV flow with {next(iter(card.slots.values())).default}", loop=f"{card.loop.kind}(…, unroll_list=[u]) over {card.token_axis}")
     md = [
         "---",
-        f"title: {card.id} {card.title}",
+        f"title: {front_matter(f'{card.id} {card.title}')}",
         "tags:",
-        *[f"  - {t}" for t in card.tags],
+        *[f"  - {front_matter(t)}" for t in card.tags],
         "---",
         "",
         f"# {title}",
         "",
         f"**{card.kind}** · tags: {', '.join(f'`{t}`' for t in card.tags)} · flow `{' → '.join(card.flow)}` (upstream `{' → '.join(card.upstream_flow)}`)",
         "",
-        card.summary.strip(),
+        text(card.summary.strip()),
         "",
         f"<small>also: {card.id.replace('-', '').lower()}, {card.id.replace('-', '')}</small>",  # the site search splits on '-'
         "",
@@ -97,7 +97,7 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
         "",
     ]
     if card.examples:
-        md += [f"**Example operators:** {', '.join(card.examples)}", ""]
+        md += [f"**Example operators:** {text(', '.join(card.examples))}", ""]
     cmd = _instantiate_command(cat, card)
     if cmd:
         md += ["**Instantiate:**", "", f"```bash\n{cmd}\n```", ""]
@@ -116,12 +116,12 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
     md += ["## Compute flow", ""]
     if card.kind == "atom":
         for name, code in _atom_variants(cat, card):
-            md += [f"### {name}", "", _code_block(code)]
+            md += [f"### {text(name)}", "", _code_block(code)]
     else:
         slot = d["slot"]
         md += [
             f"The user slot **`{slot['name']}`** takes {', '.join(slot['accepts'])} atoms (default {card_link(slot['default'])}); "
-            f"{slot['doc']}",
+            f"{text(slot['doc'])}",
             "",
             table(["fixed stage", "card", "parameters set by the skeleton", "when"],
                    [[f"`{f['as']}`", card_link(f["card"]), fmt(f["params"]), f["when"] or "always"] for f in d["fixed_stages"]]),
@@ -136,12 +136,12 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
             _code_block(expansion_code(exp)),
         ]
         if d["left_out"]:
-            md += ["**Left out** (atoms not in this catalogue):", "", *[f"- {x}" for x in d["left_out"]], ""]
+            md += ["**Left out** (atoms not in this catalogue):", "", *[f"- {text(x)}" for x in d["left_out"]], ""]
         md += _regimes(card)
     if d["upgrades"] or d["refuse"]:
         md += ["## Upgrades and refusals", ""]
-        md += [f"- when {u['when']}: becomes {card_link(u['to'])} — {u['reason']}" for u in d["upgrades"]]
-        md += [f"- refused when {r['when']}: {r['reason']}" for r in d["refuse"]]
+        md += [f"- when {text(u['when'])}: becomes {card_link(u['to'])} — {text(u['reason'])}" for u in d["upgrades"]]
+        md += [f"- refused when {text(r['when'])}: {text(r['reason'])}" for r in d["refuse"]]
         md.append("")
     md += [
         "## Dependencies",
@@ -161,11 +161,11 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
         md += ["", table(["stage", "tile", "why"], [[f"`{r['stage']}`", r["tile"], r["why"]] for r in perf["tiles"]])]
     for key in ("direction", "evidence"):
         if perf[key]:
-            md += ["", f"**{key.capitalize()}:** {perf[key]}"]
+            md += ["", f"**{key.capitalize()}:** {text(perf[key])}"]
     if d["numerics"]:
-        md += ["", "## Numerics", "", d["numerics"].strip()]
+        md += ["", "## Numerics", "", text(d["numerics"].strip())]
     if d["doc"]:
-        md += ["", "## Notes", "", d["doc"].strip()]
+        md += ["", "## Notes", "", text(d["doc"].strip())]
     mine = [p for p in instances if card.id in p.cards_used]
     if mine:
         md += ["", "## Generated instances", "", *[f"- [{p.name}](../instances/{p.name}.md)" for p in mine]]
@@ -181,14 +181,14 @@ def _regimes(card: m.SkeletonCard) -> list[str]:
         options = ", ".join(f"`{a.key}` = {a.value}" for a in r.runtime_options + r.pass_options)
         md += [
             f"### Regime `{r.name}`", "",
-            f"Selected when {r.trigger()}. {' '.join(r.doc.split())}", "",
+            f"Selected when {text(r.trigger())}. {text(' '.join(r.doc.split()))}", "",
             f"- unroll candidates: {', '.join(map(str, r.unroll))}",
             *([f"- parameters: {', '.join(f'`{k}` = {v}' for k, v in r.params.items())}"] if r.params else []),
             *([f"- tiles: {tiles}"] if tiles else []),
             *([f"- options: {options}"] if options else []),
             *(["- cache policy: none set (the weights stay cacheable)"] if r.cache_policy == [] else []),
             "",
-            *([f"!!! warning\n    {' '.join(r.warning.split())}", ""] if r.warning else []),
+            *([f"!!! warning\n    {text(' '.join(r.warning.split()))}", ""] if r.warning else []),
         ]
     return md
 

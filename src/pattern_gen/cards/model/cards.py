@@ -60,7 +60,8 @@ class _CardBase(Strict):
     id: str = Field(pattern=r"^(AT|SK)-\d\d$")
     title: str
     summary: str
-    tags: list[str] = Field(min_length=1)
+    #: slot selectors and site tags: lower-case words (a tag is matched, shown and linked by its spelling)
+    tags: list[Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$")]] = Field(min_length=1)
     #: the units of the stages that compute, in order (empty for an atom that only views data)
     flow: list[FlowUnit]
     upstream_flow: list[FlowUnit]

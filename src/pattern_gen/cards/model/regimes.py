@@ -7,7 +7,7 @@ from typing import Any, Mapping, Union
 
 from pydantic import Field, PositiveInt, model_validator
 
-from ...vocab.fields import ALWAYS, Strict, When
+from ...vocab.fields import ALWAYS, Strict, Token, When
 from .performance import CachePolicyAdvice, OptionAdvice, TileAdvice
 
 __all__ = ["DimBound", "Regime"]
@@ -40,7 +40,7 @@ class DimBound(Strict):
 class Regime(Strict):
     """Selected when every dim bound and ``when`` hold; its settings replace the skeleton's."""
 
-    name: str
+    name: Token
     doc: str
     dims: dict[str, DimBound] = Field(min_length=1)
     when: When = ALWAYS
