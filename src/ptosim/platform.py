@@ -156,10 +156,20 @@ def available_platforms() -> list[str]:
     return sorted(names)
 
 
+#: a profile is a page of YAML; a device or a huge file named *.yaml is not read whole
+MAX_PROFILE_BYTES = 1 << 20
+
+
 @lru_cache(maxsize=32)
 def _load_path(path: str) -> Profile:
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_PROFILE_BYTES + 1)
+    if len(raw) > MAX_PROFILE_BYTES:
+        raise PlatformError(f"platform profile {path} is larger than {MAX_PROFILE_BYTES} bytes; a profile is a page of YAML")
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:  # ValueError: a 5000-digit int
+        raise PlatformError(f"platform profile {path} is not readable YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if not isinstance(data, Mapping):
         raise PlatformError(f"platform profile {path} is not a mapping")
     return profile_from_mapping(data, source=path)

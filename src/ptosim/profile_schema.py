@@ -105,21 +105,27 @@ def _needs_default(table: dict[str, Any]) -> dict[str, Any]:
 # --- hardware ----------------------------------------------------------------------------------
 
 
+#: a chip's core count: real ones have tens; the bound keeps a typo (10^30) from sizing arrays
+CoreCount = Annotated[int, Field(gt=0, le=1024)]
+#: bytes of a buffer: up to 1 TiB (L2 is 192 MiB on A2/A3); beyond it a value is a typo
+Bytes = Annotated[int, Field(gt=0, le=1 << 40)]
+
+
 class Cores(Section):
-    aic: Positive
-    aiv: Positive
+    aic: CoreCount
+    aiv: CoreCount
 
 
 class Buffers(Section):
     """Bytes per core (L2: whole chip)."""
 
-    L0A: Positive
-    L0B: Positive
-    L0C: Positive
-    L1: Positive
-    UB: Positive
-    L2: Positive | None = None
-    BT: Positive | None = None
+    L0A: Bytes
+    L0B: Bytes
+    L0C: Bytes
+    L1: Bytes
+    UB: Bytes
+    L2: Bytes | None = None
+    BT: Bytes | None = None
 
 
 class MemoryRates(Section):

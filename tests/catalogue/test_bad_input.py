@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 AT03 = "atoms/AT-03-rmsnorm.yaml"
 AT05 = "atoms/AT-05-int8-quant.yaml"
 AT09 = "atoms/AT-09-quant-linear.yaml"
@@ -626,3 +628,28 @@ def test_index_into_must_name_a_cache_output(cli, catalogue_copy):
     text = only(validate(cli, cat), "card-schema")
     assert_at(text, cat, SK05, cat.line(SK05, "index_into: q"))
     assert "must name an output with role: cache" in text and "k_cache, v_cache" in text
+
+
+# --- expressions that only fail away from the defaults (issue 35) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "axis, says",
+    [("K/0", "division by zero"), ("K/5", "positive whole number"), ("Q/32", "unknown name 'Q'"), ("K-4096", "positive whole number")],
+)
+def test_a_skeleton_shape_under_a_non_default_parameter_is_checked_by_validate(cli, catalogue_copy, axis, says):
+    # the MX scale's shape is only evaluated with quant_mode=mxfp8: validate used to pass these and
+    # `new --param quant_mode=mxfp8` crashed in the resolver
+    cat = catalogue_copy
+    cat.edit(SK03, "shape: [N, K/32]", f"shape: [N, {axis}]")
+    text = only(validate(cli, cat), "bad-expression")
+    assert_at(text, cat, SK03, cat.line(SK03, f"shape: [N, {axis}]"))
+    assert says in text and "weight_scale" in text
+
+
+def test_a_number_too_long_for_python_is_one_yaml_problem(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK03, "default: 4096", "default: " + "9" * 5000)
+    text = only(validate(cli, cat), "yaml-syntax")
+    assert_at(text, cat, SK03, cat.line(SK03, "9" * 100))
+    assert "5000 characters" in text

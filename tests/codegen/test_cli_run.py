@@ -61,6 +61,29 @@ def test_run_profile_writes_a_timeline(cli, sk03_copy, tmp_path):
     assert trace.is_file() and json.loads(trace.read_text(encoding="utf-8"))
 
 
+def test_run_profile_refuses_what_is_not_a_timeline_file(cli, sk03_copy, tmp_path):
+    """A FIFO would hang the write, a device swallow it, a loop crash it, a user's file be lost."""
+    import os
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"mine": 1}', encoding="utf-8")
+    for target, says in [(fifo, "not a regular file"), ("/dev/null", "not a regular file"),
+                         (loop, "cannot follow"), (mine, "is not a timeline")]:
+        run = cli("run", str(sk03_copy), "--T", "3", "--profile", str(target))
+        run.assert_bad_input("bad-path")
+        assert says in run.stderr, run.stderr
+    assert mine.read_text(encoding="utf-8") == '{"mine": 1}'
+    trace = tmp_path / "t.json"
+    for _ in range(2):  # an earlier timeline is replaced, whole
+        cli("run", str(sk03_copy), "--T", "3", "--profile", str(trace)).assert_ok()
+    assert json.loads(trace.read_text(encoding="utf-8"))["traceEvents"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".trace-")) == []
+
+
 def test_run_with_T(cli, sk03_copy):
     run = cli("run", str(sk03_copy), "--T", "37", "--json")
     run.assert_ok()

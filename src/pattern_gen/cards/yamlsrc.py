@@ -175,7 +175,7 @@ def _build(loader: yaml.SafeLoader, node: yaml.Node, path: Path, located: Locate
         out: dict[Any, Any] = {}
         merged: set[Any] = set()
         for index, (key_node, value_node) in enumerate(node.value):
-            key = loader.construct_object(key_node, deep=True)
+            key = _scalar(loader, key_node, located, problems)
             if isinstance(key, (list, dict)):
                 problems.append(Problem("yaml-syntax", "a mapping key must be a scalar", located.file, *_pos(key_node)))
                 continue
@@ -194,7 +194,23 @@ def _build(loader: yaml.SafeLoader, node: yaml.Node, path: Path, located: Locate
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(loader, child, path + (i,), located, problems) for i, child in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
+    return _scalar(loader, node, located, problems)
+
+
+#: more digits than any dim, tile or count needs; Python refuses int() of 4300+ digits itself
+MAX_NUMBER_CHARS = 64
+
+
+def _scalar(loader: Any, node: Any, located: Located, problems: list[Problem]) -> Any:
+    numeric = node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+    if isinstance(node, yaml.ScalarNode) and numeric and len(node.value) > MAX_NUMBER_CHARS:
+        problems.append(Problem("yaml-syntax", f"a number of {len(node.value)} characters; numbers in cards have at most {MAX_NUMBER_CHARS}", located.file, *_pos(node)))
+        return 0
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, OverflowError) as exc:
+        problems.append(Problem("yaml-syntax", f"cannot read this value: {exc}", located.file, *_pos(node)))
+        return None
 
 
 def locate(located: Located, path: Path) -> dict[str, Any]:

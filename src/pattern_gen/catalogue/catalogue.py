@@ -182,7 +182,8 @@ def misnamed_card_files(folder: Path) -> list[Problem]:
 _CARD_FILE = re.compile(r"[A-Z]+-\d+")
 
 
-_SPECIAL_FILES = {"constraints.yaml", "renames.yaml", "naming.yaml", "manifest.yaml"}
+SPECIAL_FILES = frozenset({"constraints.yaml", "renames.yaml", "naming.yaml", "manifest.yaml"})
+_SPECIAL_FILES = SPECIAL_FILES
 
 
 def _read_yaml(path: Path, problems: list[Problem]) -> tuple[Any, Located | None]:

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..cards.loader import card_adapter
-from ..catalogue.catalogue import Catalogue, load_catalogue
+from ..catalogue.catalogue import Catalogue, card_files, load_catalogue
 from ..docs.describe import card_detail, card_summary, expansion_code, pseudo_code, skeleton_expansion
 from ..flow import FlowError, Unavailable
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
@@ -183,6 +183,11 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], goldens: bool, swee
         if Path(p).exists() and not (Path(p).is_dir() or Path(p).is_file())
     ]
     unread = [Problem("bad-path", f"{p} is not a card file: cards are .yaml files") for p in paths if Path(p).is_file() and not p.endswith(".yaml")]
+    unread += [
+        Problem("bad-path", f"{p} holds no cards (no atoms/, skeletons/, platforms/ or *.yaml card files); give a catalogue folder")
+        for p in paths
+        if Path(p).is_dir() and not card_files(Path(p)) and not (Path(p) / "platforms").is_dir()
+    ]
     if missing or odd or unread:
         raise PatternGenError(missing + odd + unread)
     whole = [f for f in folders if (f / "platforms").is_dir()]

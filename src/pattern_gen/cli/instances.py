@@ -244,7 +244,10 @@ def run_cmd(ctx: click.Context, instance: str, T: int | None, seed: int, profile
     if profile == "":  # --profile alone: a place no repository tracks
         t_label = T if T is not None else (meta.get("test_T") or ["default"])[0]
         trace = (project().root or Path.cwd()) / "build" / "traces" / f"{folder.name}-T{t_label}.json"
-        trace.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            trace.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PatternGenError(Problem("bad-path", f"--profile: cannot create {trace.parent}: {exc.strerror or exc}; name a file with --profile FILE")) from None
         profile = str(trace)
     result = run_instance(folder, T=T, seed=seed, profile=profile)
     if as_json:

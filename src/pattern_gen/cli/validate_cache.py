@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterable
+
+from ..cards.yamlsrc import MAX_FILE_BYTES
+from ..catalogue.catalogue import SPECIAL_FILES, card_files
 
 __all__ = ["validation_key", "validated_before", "record_validated"]
 
@@ -32,12 +36,26 @@ def _cache_dir() -> Path:
 
 
 def _feed(digest: "hashlib._Hash", path: Path) -> None:
+    """The path and its bytes, read as the loader reads: a regular file under the loader's size
+    limit only (a FIFO named ``x.yaml`` would block, ``/dev/zero`` linked as a card never end)."""
     digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            raise OSError("not a regular file of a card's size")
         digest.update(path.read_bytes())
     except OSError:
         digest.update(b"<unreadable>")
     digest.update(b"\0")
+
+
+def _catalogue_files(folder: Path) -> list[Path]:
+    """What the catalogue loader reads of a folder, and nothing else (no walk of the tree)."""
+    found = card_files(folder) + [folder / name for name in sorted(SPECIAL_FILES)]
+    platforms = folder / "platforms"
+    if platforms.is_dir():
+        found += sorted(platforms.glob("*.yaml"))
+    return [p for p in found if p.exists() or p.is_symlink()]
 
 
 def validation_key(folders: Iterable[Path], files: Iterable[Path], manifest: Path | None) -> str:
@@ -49,7 +67,7 @@ def validation_key(folders: Iterable[Path], files: Iterable[Path], manifest: Pat
         for path in sorted((here / root).rglob("*.py")):
             _feed(digest, path)
     for folder in folders:
-        for path in sorted(Path(folder).rglob("*.yaml")):
+        for path in _catalogue_files(Path(folder)):
             _feed(digest, path)
     for path in sorted(Path(f) for f in files):
         _feed(digest, path)

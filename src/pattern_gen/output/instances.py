@@ -32,6 +32,8 @@ from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from .interpret import interpret_estimate, per_phase
+from .trace_target import check_trace_target
+from ..plan.test_points import FAST_LANE_MAX_T
 from .writer import WriteReport, body_digest, content_ok, finalize, recorded_digest, write_files
 
 __all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "instance_request", "RunResult", "load_instance_module"]
@@ -272,14 +274,7 @@ def run_instance(
         raise PatternGenError(Problem("instance", f"{folder.name} is a {meta['target']} instance: run it with `pattern-gen run --target {meta['target']}`", str(folder)))
     T = check_run_args(meta, T, seed)
     if profile is not None:
-        parent = Path(profile).resolve().parent
-        if not parent.is_dir():
-            raise PatternGenError(Problem("bad-path", f"--profile {profile}: the folder {parent} does not exist"))
-        try:  # find out now, not after the run: the file is written anyway
-            with open(profile, "a", encoding="utf-8"):
-                pass
-        except OSError as exc:
-            raise PatternGenError(Problem("bad-path", f"--profile {profile}: cannot write there: {exc.strerror or exc}")) from None
+        check_trace_target(profile)
     kernel = load_instance_module(folder, "kernel")
     golden = load_instance_module(folder, "golden")
     result = RunResult(meta["name"], T, seed, passed=True)
@@ -360,8 +355,11 @@ class _Judge:
 
 
 def check_run_args(meta: Mapping[str, Any], T: int | None, seed: int) -> int:
-    """The token count to run (default: the first test T), with ``T`` and ``seed`` checked."""
-    T = int(T if T is not None else meta.get("test_T", [meta.get("unroll", 1)])[0])
+    """The token count to run (default: the largest test T of the fast lane), with ``T`` and ``seed`` checked."""
+    if T is None:  # the largest test T of the fast lane: every path of the loop, in seconds
+        tests = [int(t) for t in meta.get("test_T") or [meta.get("unroll", 1)]]
+        T = max([t for t in tests if t <= FAST_LANE_MAX_T] or [min(tests)])
+    T = int(T)
     if not 1 <= T <= MAX_T:
         raise PatternGenError(Problem("instance", f"--T must be between 1 and {MAX_T}, got {str(T)[:24]}"))
     if seed < 0:

@@ -38,14 +38,20 @@ class Variation:
     param: str | None = None
     value: Any = None
     platform: str | None = None  #: None: the default; set where only another platform has the value
+    #: a second change the value cannot go without (mxfp8 on SK-04 needs weight_layout=nk)
+    companion: tuple[str, Any] | None = None
 
     @property
     def label(self) -> str:
         change = f" {self.param}={yaml_word(self.value)}" if self.param else " (defaults)"
+        if self.companion:
+            change += f" {self.companion[0]}={yaml_word(self.companion[1])}"
         return f"{self.skeleton} {self.atom}{change}" + (f" on {self.platform}" if self.platform else "")
 
     def request(self) -> Request:
         params = {self.param: self.value} if self.param else {}
+        if self.companion:
+            params[self.companion[0]] = self.companion[1]
         return Request(skeleton=self.skeleton, atoms=(self.atom,), params=params, platform=self.platform)
 
 
@@ -79,14 +85,25 @@ def variations(cat: Catalogue, skeletons: Sequence[str] = ()) -> Iterator[Variat
 
 def _on_a_platform_that_has_it(cat: Catalogue, v: Variation) -> tuple[Variation, str] | None:
     """The variation on the default platform, else on the first other one that can build it (mxfp8
-    needs the Ascend 950), with its instance name."""
-    for platform in [None] + sorted(p for p in cat.platforms):
-        candidate = Variation(v.skeleton, v.atom, v.param, v.value, platform)
-        try:
-            return candidate, resolve(cat, candidate.request()).name
-        except PatternGenError:
-            continue
+    needs the Ascend 950), else with the first single other parameter change that makes it a kernel
+    (mxfp8's block scales need an [N, K] weight), with its instance name."""
+    for companion in [None] + list(_companions(cat, v)):
+        for platform in [None] + sorted(p for p in cat.platforms):
+            candidate = Variation(v.skeleton, v.atom, v.param, v.value, platform, companion)
+            try:
+                return candidate, resolve(cat, candidate.request()).name
+            except PatternGenError:
+                continue
     return None
+
+
+def _companions(cat: Catalogue, v: Variation) -> Iterator[tuple[str, Any]]:
+    if v.param is None:
+        return
+    for name, spec in cat.slot_specs(cat.card(v.skeleton), v.atom).items():
+        if name != v.param:  # the default too: stated, it overrides a value the skeleton's call pins
+            for value in spec.valid_values or []:
+                yield name, value
 
 
 def _candidates(cat: Catalogue, skeletons: Sequence[str]) -> Iterator[Variation]:

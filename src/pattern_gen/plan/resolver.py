@@ -90,8 +90,12 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     read = {a.name for s in exp.prologue + exp.stages for op in s.ops for a in op.args if isinstance(a, Var)}
     for n in (n for n in exp.inputs if n not in read):
         notes.append(f"input {n} is not used with these settings and is left out of the kernel")
-    inputs = tensor_plans(skeleton.inputs, {k: v for k, v in exp.inputs.items() if k in read}, env, values, skeleton.token_axis)
-    outputs = tensor_plans(skeleton.outputs, exp.outputs, env, values, skeleton.token_axis)
+    try:
+        inputs = tensor_plans(skeleton.inputs, {k: v for k, v in exp.inputs.items() if k in read}, env, values, skeleton.token_axis)
+        outputs = tensor_plans(skeleton.outputs, exp.outputs, env, values, skeleton.token_axis)
+    except ExprError as exc:  # a shape fine at the card's defaults and not at these dims
+        dims = ", ".join(f"{k}={values[k]}" for k in skeleton.dims if k in values)
+        raise PatternGenError(Problem("bad-dim", f"{skeleton.id}: {exc} (at {dims}; change --dim)")) from None
     _check_capacity(inputs, outputs, example_t, c.unroll)
     _check_blocks(inputs, outputs)
     for s in prologue + stages:

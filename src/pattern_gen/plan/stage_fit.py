@@ -14,7 +14,7 @@ from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
 from ..flow import CStage, tensor_decl
 from ..vocab.errors import PatternGenError, Problem
-from ..vocab.expr import evaluate, parse, simplify, substitute
+from ..vocab.expr import ExprError, evaluate, parse, simplify, substitute
 from ..vocab.ops import CUBE_OPS
 from .kernel_plan import StagePlan, TensorPlan
 from .tiling import default_vec_tile, eval_shape, fit_cube_tile, fit_vec_tile, vec_uses
@@ -120,8 +120,12 @@ def tensor_plans(decls: Mapping[str, m.TensorDecl], exp_types: Mapping[str, Any]
         axis = next((i for i, s in enumerate(symbolic) if s == token), None)
         rule = next((r for r in decl.tolerance if r.when.holds(env)), None)
         tol = None if rule is None else {k: getattr(rule, k) for k in ("atol", "rtol", "ratio", "differ", "why") if getattr(rule, k) is not None}
-        block = int(eval_shape([decl.block_size], values)[0]) if decl.block_size is not None else None
-        out.append(TensorPlan(name, symbolic, list(eval_shape(shape, values)), ttype.dtype, decl.role, axis, tol, decl.index_into, block))
+        try:
+            block = int(eval_shape([decl.block_size], values)[0]) if decl.block_size is not None else None
+            concrete = list(eval_shape(shape, values))
+        except ExprError as exc:
+            raise ExprError(f"{name} [{', '.join(symbolic)}]: {exc}") from None
+        out.append(TensorPlan(name, symbolic, concrete, ttype.dtype, decl.role, axis, tol, decl.index_into, block))
     return out
 
 

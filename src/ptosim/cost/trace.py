@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections import Counter
 from typing import Any
 
@@ -120,6 +121,18 @@ def write_trace(record: RunRecord | Estimate, path: str | os.PathLike[str], prof
     """Write the trace of ``record`` (or of an Estimate) to ``path``; returns the Estimate."""
     est = record if isinstance(record, Estimate) else estimate(record, profile)
     data = trace_events(est)
-    with open(os.fspath(path), "w", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"))
+    target = os.fspath(path)
+    # beside the target, then renamed: an interrupted run leaves the earlier timeline whole
+    fd, tmp = tempfile.mkstemp(prefix=".trace-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(target)))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # what open() would have given, not mkstemp's 0600
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     return est

@@ -11,10 +11,10 @@ from typing import Any
 
 from ...cards import model as m
 from ...vocab.errors import Problem, did_you_mean
-from ...vocab.expr import ExprError, Name, names, parse
+from ...vocab.expr import ExprError, Name, evaluate, names, parse
 from ..catalogue import Catalogue
 
-__all__ = ["tile_problems", "tile_names"]
+__all__ = ["tile_problems", "tile_names", "io_shape_problems"]
 
 
 def _input_dims(card: m.AtomCard) -> list[str]:
@@ -60,4 +60,36 @@ def tile_problems(cat: Catalogue, card: Any) -> list[Problem]:
                         **cat.where(card.id, ("performance", "tiles", stage, "vec", i)),
                     )
                 )
+    return problems
+
+
+def io_shape_problems(cat: Catalogue, card: Any) -> list[Problem]:
+    """A skeleton's input and output shapes may only name its dims, token axis and loop names, and
+    must be whole numbers at the default dims: the resolver evaluates them for every kernel, and a
+    shape under a non-default parameter (an MX scale's ``[N, K/32]``) is otherwise first evaluated
+    by a user's ``new``."""
+    if card.kind != "skeleton":
+        return []
+    valid = [*card.dims, card.token_axis, card.loop.factor, card.loop.index]
+    first = card.loop.candidates[0]
+    values = {**{k: d.default for k, d in card.dims.items()}, card.token_axis: first, card.loop.factor: first, card.loop.index: 0}
+    problems: list[Problem] = []
+    for group in ("inputs", "outputs"):
+        for name, decl in getattr(card, group).items():
+            shapes = [((group, name, "shape"), decl.shape)]
+            shapes += [((group, name, "cases", i, "shape"), c.shape) for i, c in enumerate(decl.cases) if c.shape is not None]
+            for path, shape in shapes:
+                for i, axis in enumerate(shape):
+                    where = cat.where(card.id, (*path, i))
+                    try:
+                        node = parse(axis)
+                        unknown = sorted(names(node) - set(valid))
+                        if unknown:
+                            raise ExprError(f"unknown name {unknown[0]!r}; valid names: {', '.join(valid)}" + did_you_mean(unknown[0], valid))
+                        value = evaluate(node, values)
+                        if value != int(value) or value <= 0:
+                            raise ExprError(f"is {value} at the default dims ({', '.join(f'{k}={v}' for k, v in values.items() if k in card.dims)}); "
+                                            "an axis must be a positive whole number")
+                    except ExprError as exc:
+                        problems.append(Problem("bad-expression", f"{group[:-1]} {name!r}: shape axis {axis!r}: {exc}", **where))
     return problems
