@@ -18,7 +18,8 @@ from pattern_gen.plan.test_points import FAST_LANE_MAX_T
 SLOW = (
     "tests/real_pypto/",
     "tests/docs/test_site.py",
-    "tests/hardening/",
+    "tests/hardening/test_cli_fuzz.py",
+    "tests/hardening/test_file_mutations.py",
     "tests/catalogue/test_mutations.py",
     "tests/catalogue/test_golden_sweep.py",
 )

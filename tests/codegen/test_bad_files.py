@@ -90,3 +90,48 @@ def test_a_parameter_given_twice_with_different_values_is_refused(cli, tmp_path,
     run = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--param", "eps=1e-5", "--param", "eps=1e-4")
     run.assert_bad_input("bad-param-value")
     assert "given twice" in run.stderr and not (tmp_path / "kernels").exists()
+
+
+def _small_instance(cli, tmp_path) -> Path:
+    cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--out", str(tmp_path)).assert_ok()
+    return next(p for p in tmp_path.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("stem", ["kernel", "golden"])
+def test_a_fifo_or_device_in_place_of_an_instance_file_is_refused_without_waiting(cli, tmp_path, stem):
+    """Issue 35: opening a FIFO named kernel.py for reading waited forever (generate, run), and
+    /dev/zero linked as golden.py was read to 2 GB."""
+    import os
+
+    folder = _small_instance(cli, tmp_path / "k")
+    (folder / f"{stem}.py").unlink()
+    os.mkfifo(folder / f"{stem}.py")
+    run = cli("run", str(folder))
+    run.assert_bad_input("instance")
+    assert "not a regular file" in run.stderr
+    again = cli("new", "--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128", "--out", str(tmp_path / "k"))
+    again.assert_bad_input("hand-edited")  # not overwritten without --force, and no hang
+    (folder / f"{stem}.py").unlink()
+    (folder / f"{stem}.py").symlink_to("/dev/zero")
+    cli("run", str(folder)).assert_bad_input("instance")
+
+
+def test_a_kernel_that_exits_does_not_read_as_passed(cli, tmp_path):
+    folder = _small_instance(cli, tmp_path)
+    kernel = folder / "kernel.py"
+    text = kernel.read_text(encoding="utf-8")
+    head, sep, body = text.partition("\ndef run(")
+    assert sep, "the kernel has a run()"
+    # a hand edit (its hash broken): run runs it, as the user's experiment
+    kernel.write_text(head + "\nimport sys as _sys\n" + sep + body.replace("\n", "\n    _sys.exit(0)\n", 1), encoding="utf-8")
+    run = cli("run", str(folder))
+    assert run.exit_code == 2 and "SystemExit" in run.stderr, run.stderr
+
+
+def test_a_T_beyond_the_cache_is_refused_naming_the_cache(cli):
+    from pattern_gen.vocab.resources import repo_root
+
+    folder = next((repo_root() / "generated").glob("sk05-at10-*-H256-NQ4-NKV2-D64"))
+    run = cli("run", str(folder), "--T", "4096")
+    run.assert_bad_input("instance")
+    assert "k_cache holds 1024 token slots" in run.stderr and "golden.py" not in run.stderr

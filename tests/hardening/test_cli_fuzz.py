@@ -29,7 +29,7 @@ HOSTILE = [
     "quant_mode=int8_w8a8", "quant_mode=nope", "has_gamma=maybe", "eps=-1", "eps=nan", "kv_norm.has_gamma=false",
     "vec_nbuffer_setting={0: 4}", "stitch_function_max_num=" + "9" * 400, "a: &a [*a, *a]", "proj.linear=m:0x0,k:1x1,n:1x1",
     "proj.rmsnorm=-8x256", "proj.rmsnorm=8x256", "AT-10", "AT-03,AT-09", "SK-03", "a2a3", "ascend950", "nowhere", "pypto",
-    "ptosim", "1,16", "0,1", "💥", "%s%n", "{}", "[]", "null",
+    "ptosim", "1,16", "0,1", "💥", "%s%n", "{}", "[]", "null", "[/x]", "[bold]", ":smile:", "\x1b]0;t\x07", "\u202e", "K=２５６",
 ]
 VALUES = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=20))
 

@@ -148,6 +148,24 @@ def test_config_errors_point_at_the_line(tmp_path, monkeypatch, cli):
     assert "pattern-gen.toml:2" in run.stderr and "did you mean 'manifest'" in run.stderr
 
 
+@pytest.mark.parametrize("text, says", [
+    ("a = " + "[" * 3000 + "]" * 3000, "nested too deep"),
+    ('catalogue = ["a\\u0000b"]', "NUL"),
+    ('catalogue = ["' + "a" * 5000 + '"]', "longer than a path may be"),
+    ('kernels = "loop/k"', "cannot be followed"),
+    ('catalogue = "/"', "holds no cards"),
+])
+def test_config_values_that_cannot_be_paths_are_one_message(tmp_path, monkeypatch, cli, text, says):
+    """Issue 35: these reached open() or resolve() and ended in a RecursionError, ValueError, OSError
+    or RuntimeError traceback; "/" was read as an empty catalogue."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "pattern-gen.toml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    run = cli("validate")
+    run.assert_bad_input()
+    assert says in run.stderr, run.stderr
+
+
 def test_pyproject_section_is_found_walking_up(tmp_path, monkeypatch, cli):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "k"\n[tool.pattern-gen]\nkernels = "out/k"\n', encoding="utf-8")
     (tmp_path / "a" / "b").mkdir(parents=True)

@@ -25,6 +25,7 @@ from ..flow import FlowError
 from ..vocab.identifiers import token_problem
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.ops import OPS
+from ..vocab.paths import checked_path
 from ..vocab.resources import package_patterns_dir, user_catalogue_dirs
 
 __all__ = ["Catalogue", "load_catalogue", "card_files"]
@@ -167,6 +168,20 @@ def card_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.yaml") if p.name not in _SPECIAL_FILES)
 
 
+#: what a catalogue folder may hold; a folder with none of it and other entries ("/", a source tree)
+#: is a mistyped setting, not an empty catalogue
+_CATALOGUE_ENTRIES = ("atoms", "skeletons", "golden", "platforms")
+
+
+def _not_a_catalogue(folder: Path) -> bool:
+    if any((folder / d).is_dir() for d in _CATALOGUE_ENTRIES) or card_files(folder) or any(folder.glob("*.yaml")):
+        return False
+    try:
+        return next(iter(folder.iterdir()), None) is not None
+    except OSError:
+        return False
+
+
 def misnamed_card_files(folder: Path) -> list[Problem]:
     """``.yml``/``.YAML`` files named like cards (``AT-21-….yml``) where cards are read: skipped silently they
     would look like a lost card. Other ``.yml`` files (``mkdocs.yml``) are none of ours."""
@@ -271,12 +286,22 @@ def load_catalogue(
     problems: list[Problem] = []
     shipped = package_patterns_dir()
     base = Path(base) if base is not None else shipped
-    dirs = _distinct_dirs([base] + [Path(d) for d in user_catalogue_dirs(tuple(str(d) for d in extra_dirs))])
+    given = []
+    for d in user_catalogue_dirs(tuple(str(d) for d in extra_dirs)):
+        try:
+            checked_path(Path.cwd(), str(d))
+            given.append(Path(d))  # as given: messages name the folder as the user wrote it
+        except ValueError as exc:
+            problems.append(Problem("bad-path", f"catalogue folder {str(d)[:200]!r} {exc}"))
+    dirs = _distinct_dirs([base] + given)
     cat.dirs = dirs
     for folder in dirs:
         if not folder.is_dir():
             what = "is not a folder" if folder.exists() else "does not exist"
             problems.append(Problem("bad-path", f"catalogue folder {folder} {what}", str(folder)))
+        elif folder != base and _not_a_catalogue(folder):
+            problems.append(Problem("bad-path", f"catalogue folder {folder} holds no cards (no atoms/, skeletons/, platforms/ or .yaml files) "
+                                    "but other files: name the folder of your cards (an empty one is fine)", str(folder)))
     meta = base if (base / "naming.yaml").is_file() else shipped
     renames_path = meta / "renames.yaml"
     if renames_path.is_file():

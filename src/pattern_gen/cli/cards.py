@@ -113,7 +113,7 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
         for r in detail[group]:
             add_literal_row(t, r["name"], "[" + ", ".join(r["shape"]) + "]", plain(r["dtype"]), r["role"], r["when"] or "")
         out.print(t)
-    out.print("[bold]Compute flow[/bold] (default parameters" + ("" if card.kind == "atom" else ", the slot's default atom") + ")")
+    out.print("[bold]Compute flow[/bold] (default parameters" + ("" if card.kind == "atom" else ", the slot's default atom") + ")", markup=True)
     for s in detail["flow_code"]:
         out.print(literal(f"  [{s['unit']}] {s['label']}{'  (hoisted before the loop)' if s['hoist'] else ''}"))
         for line in s["lines"]:

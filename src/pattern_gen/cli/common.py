@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -19,7 +20,7 @@ from ..catalogue.catalogue import Catalogue, load_catalogue
 from ..vocab.errors import PatternGenError, Problem
 from .project import Project, load_project
 
-__all__ = ["out", "err", "handle_errors", "catalogue", "catalogue_dirs", "manifest_path", "project", "pairs", "default_generated", "literal", "add_literal_row", "strict_json", "warn"]
+__all__ = ["out", "err", "terminal_safe", "handle_errors", "catalogue", "catalogue_dirs", "manifest_path", "project", "pairs", "default_generated", "literal", "add_literal_row", "strict_json", "warn"]
 
 def _width() -> int | None:
     """Rich wraps at 80 columns when not on a terminal: piped output (CI logs, ``| less``) keeps
@@ -27,8 +28,27 @@ def _width() -> int | None:
     return None if os.environ.get("COLUMNS") or sys.stdout.isatty() else 200
 
 
-out = Console(highlight=False, soft_wrap=False, width=_width())
-err = Console(stderr=True, highlight=False, width=_width())
+#: C0/C1 controls but newline and tab, and the bidi overrides/isolates (Trojan-Source): a name or
+#: path from a card, an instance.json or the command line must not move the cursor, set a title or
+#: an OSC 8 link, or reorder what the user reads
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control and bidi character shown as its escape (``\\x1b``, ``\\u202e``)."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+class _Terminal(Console):
+    """A console that shows text literally: no markup or emoji unless a call asks for markup
+    (``markup=True``, with ``escape`` around what it quotes), and control characters escaped."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:  # every str printed or put in a table
+        return super().render_str(terminal_safe(text), **kwargs)
+
+
+out = _Terminal(highlight=False, soft_wrap=False, width=_width(), markup=False, emoji=False)
+err = _Terminal(stderr=True, highlight=False, width=_width(), markup=False, emoji=False)
 
 #: commands whose failure message adds that nothing was written
 _WRITING_COMMANDS = {"new", "generate", "build", "serve", "init", "new-card"}
@@ -45,7 +65,7 @@ def mark_written() -> None:
 def _fail(problems: list[Problem]) -> None:
     for p in problems:
         # the message quotes card text: shown as Text, never read as markup or emoji codes
-        err.print(Text.assemble(("error", "red"), ": ", str(p)), highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("error", "red"), ": ", terminal_safe(str(p))), highlight=False, soft_wrap=True)
     n = len(problems)
     ctx = click.get_current_context(silent=True)
     written = ctx is not None and (ctx.find_root().obj or {}).get("wrote")
@@ -56,7 +76,7 @@ def _fail(problems: list[Problem]) -> None:
 def literal(value: object, style: str = "") -> Text:
     """Card-provided text as it is written: rich would read ``List[int]`` or ``[/x]`` in a title,
     rule or doc as markup (dropping it, or failing with a MarkupError), and ``:name:`` as an emoji."""
-    return Text(str(value), style=style)
+    return Text(terminal_safe(str(value)), style=style)
 
 
 def warn(text: str) -> None:

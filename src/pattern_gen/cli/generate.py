@@ -70,9 +70,9 @@ def generate_cmd(
             for line in lines:
                 err.print(escape(line), soft_wrap=True)
             command = _fix_command(manifest_path, out_dir, pattern, result.drift_edited, result.drift_stale_instances and not prune)
-            err.print(f"[red]{escape(str(root))} is out of date[/red]: run `{escape(command)}` and commit the result.", soft_wrap=True)
+            err.print(f"[red]{escape(str(root))} is out of date[/red]: run `{escape(command)}` and commit the result.", soft_wrap=True, markup=True)
             sys.exit(1)
-        out.print(f"[green]ok[/green]: {result.instances} instances in {escape(str(root))} are up to date; {result.refusals} refusals hold", soft_wrap=True)
+        out.print(f"[green]ok[/green]: {result.instances} instances in {escape(str(root))} are up to date; {result.refusals} refusals hold", soft_wrap=True, markup=True)
         return
     for path in result.removed_files:
         err.print(f"removed stale generated file {escape(str(path))}", soft_wrap=True)
@@ -82,8 +82,8 @@ def generate_cmd(
         soft_wrap=True,
     )
     for entry in result.left_alone:
-        err.print(f"[yellow]left alone[/yellow]: {escape(str(entry.path))} {entry.why}; `generate --check` reports it as stale", soft_wrap=True)
+        err.print(f"[yellow]left alone[/yellow]: {escape(str(entry.path))} {entry.why}; `generate --check` reports it as stale", soft_wrap=True, markup=True)
     for line in result.refusal_failures:
-        err.print(f"[red]refusal:[/red] {escape(line)}", soft_wrap=True)
+        err.print(f"[red]refusal:[/red] {escape(line)}", soft_wrap=True, markup=True)
     if result.refusal_failures:
         sys.exit(1)

@@ -114,7 +114,7 @@ def _print_run(result: RunResult) -> None:
         )
     out.print(table)
     if result.error:
-        err.print(f"[red]{escape(result.error)}[/red]")
+        err.print(f"[red]{escape(result.error)}[/red]", markup=True)
     if result.estimate:
         e = result.estimate
         out.print(f"estimate ({e.get('platform', '')}): {e['e2e_us']:.2f} µs end to end, {e['tasks']} tasks; utilisation {utilisation(e, 0)}")
@@ -195,7 +195,7 @@ def new_cmd(
             if (i == 0 and not quiet) or not result.passed:
                 _print_run(result)
             else:
-                out.print(f"T={T}: " + ("[green]pass[/green]" if result.passed else "[red]FAIL[/red]"))
+                out.print(f"T={T}: " + ("[green]pass[/green]" if result.passed else "[red]FAIL[/red]"), markup=True)
     if as_json:
         click.echo(strict_json(
             {

@@ -20,11 +20,15 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.paths import checked_path as config_path
 from ..vocab.resources import repo_root
 
-__all__ = ["Project", "KEYS", "find_config", "load_project"]
+__all__ = ["Project", "KEYS", "find_config", "load_project", "config_path"]
 
 CONFIG_FILE = "pattern-gen.toml"
+
+#: a config is a few lines; a device or a huge file is not read whole
+MAX_CONFIG_BYTES = 1 << 20
 
 #: key -> (what it sets, kind): "path", "paths" or "str"
 KEYS: dict[str, tuple[str, str]] = {
@@ -67,11 +71,19 @@ class Project:
 def _section(path: Path) -> dict[str, Any] | None:
     """The pattern-gen table of a config file (None: the file has none)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        if not path.is_file():
+            raise OSError(f"{path} is not a regular file")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise OSError(f"larger than {MAX_CONFIG_BYTES} bytes")
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise PatternGenError(Problem("bad-config", f"cannot read {path}: {exc}", str(path))) from None
     except tomllib.TOMLDecodeError as exc:
         raise PatternGenError(Problem("bad-config", f"not valid TOML: {exc}", str(path))) from None
+    except (RecursionError, ValueError) as exc:  # tomllib recurses per nesting level; ValueError: a 5000-digit int
+        raise PatternGenError(Problem("bad-config", f"not valid TOML: {type(exc).__name__} (nested too deep or a number too long)", str(path))) from None
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("pattern-gen")
         return table if isinstance(table, dict) else None
@@ -129,12 +141,20 @@ def load_project(cwd: Path | None = None) -> Project:
             if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
                 problems.append(Problem("bad-config", f"{key} must be a folder or a list of folders, got {value!r}"[:200], str(path), line))
                 continue
-            setattr(project, key, [(base / v).resolve() for v in items])
+            try:
+                setattr(project, key, [config_path(base, v) for v in items])
+            except ValueError as exc:
+                problems.append(Problem("bad-config", f"{key}: a folder {exc}", str(path), line))
+                continue
         elif not isinstance(value, str) or not value:
             problems.append(Problem("bad-config", f"{key} must be a non-empty string, got {value!r}"[:200], str(path), line))
             continue
         elif kind == "path":
-            setattr(project, key, (base / value).resolve())
+            try:
+                setattr(project, key, config_path(base, value))
+            except ValueError as exc:
+                problems.append(Problem("bad-config", f"{key}: the path {exc}", str(path), line))
+                continue
         else:
             setattr(project, key, value)
         project.sources[key] = where

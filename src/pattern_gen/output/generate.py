@@ -23,6 +23,7 @@ from ..vocab.errors import PatternGenError, Problem
 from .instances import render_plan
 from ..emit.render import module_id
 from .writer import check_writes, compare_tree, content_ok, remove_stale_temporaries, write_files
+from ..vocab.paths import read_text_file
 
 __all__ = ["GenerateResult", "LeftAlone", "generate", "plan_manifest", "refusal_failures"]
 
@@ -106,7 +107,7 @@ def _instance_file_names(folder: Path) -> set[str]:
     the user's)."""
     names = {"kernel.py", "golden.py", "instance.json", f"test_{module_id(folder.name)}.py"}
     try:
-        listed = json.loads((folder / "instance.json").read_text(encoding="utf-8")).get("files")
+        listed = json.loads(read_text_file(folder / "instance.json")).get("files")
     except (OSError, ValueError, AttributeError):
         listed = None
     if isinstance(listed, dict):
@@ -119,7 +120,7 @@ def _is_generated(path: Path) -> bool:
     if path.is_symlink() or path.name not in _instance_file_names(path.parent):
         return False
     try:
-        return path.is_file() and content_ok(path.name, path.read_text(encoding="utf-8")) is True
+        return path.is_file() and content_ok(path.name, read_text_file(path)) is True
     except (OSError, UnicodeDecodeError):
         return False
 

@@ -35,6 +35,7 @@ from .interpret import interpret_estimate, per_phase
 from .trace_target import check_trace_target
 from ..plan.test_points import FAST_LANE_MAX_T
 from .writer import WriteReport, body_digest, content_ok, finalize, recorded_digest, write_files
+from ..vocab.paths import read_text_file
 
 __all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "instance_request", "RunResult", "load_instance_module"]
 
@@ -90,7 +91,8 @@ def load_instance_module(folder: Path, stem: str) -> ModuleType:
     """Import ``folder/stem.py`` under a name unique to the folder (no sys.path changes)."""
     path = folder / f"{stem}.py"
     if not path.is_file():
-        raise PatternGenError(Problem("instance", f"{folder} has no {stem}.py; is it an instance folder made by pattern-gen?"))
+        what = "is not a regular file (a FIFO, device or folder)" if path.exists() else "is missing"
+        raise PatternGenError(Problem("instance", f"{stem}.py {what}; is it an instance folder made by pattern-gen? {_REGENERATE}", str(path)))
     name = f"pattern_gen_instance_{module_id(str(folder.resolve()))}_{stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -98,7 +100,7 @@ def load_instance_module(folder: Path, stem: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # a hand-edited or truncated file: say which and how to recover
+    except (Exception, SystemExit) as exc:  # a hand-edited or truncated file: say which and how to recover
         sys.modules.pop(name, None)
         raise PatternGenError(Problem("instance", f"cannot import it: {_describe(exc)}; {_REGENERATE}", str(path), getattr(exc, "lineno", None))) from None
     return module
@@ -136,7 +138,7 @@ def call_instance(module: ModuleType, attr: str, *args: Any, **kwargs: Any) -> A
         raise
     except MemoryError:
         raise PatternGenError(Problem("instance", f"{attr}() ran out of memory; try a smaller --T", where)) from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: a sys.exit(0) in a kernel must not read as passed
         raise PatternGenError(Problem("instance", f"{attr}() failed: {_describe(exc)}; {_REGENERATE}", where)) from None
 
 
@@ -248,10 +250,11 @@ def _check_siblings(folder: Path, files: Any) -> None:
         if not isinstance(digest, str) or not path.is_file():
             continue
         try:
-            recorded = recorded_digest(path.read_text(encoding="utf-8", errors="replace"))
+            text = read_text_file(path, errors="replace")
         except OSError:
             continue
-        if recorded is not None and content_ok(name, path.read_text(encoding="utf-8", errors="replace")) and recorded != digest:
+        recorded = recorded_digest(text)
+        if recorded is not None and content_ok(name, text) and recorded != digest:
             raise PatternGenError(Problem("instance", f"{name} was generated for another plan than this instance.json (an interrupted write, or a file copied from another instance); {_REGENERATE}", str(path)))
 
 
@@ -362,9 +365,27 @@ def check_run_args(meta: Mapping[str, Any], T: int | None, seed: int) -> int:
     T = int(T)
     if not 1 <= T <= MAX_T:
         raise PatternGenError(Problem("instance", f"--T must be between 1 and {MAX_T}, got {str(T)[:24]}"))
+    for cache, rows, shape in _caches(meta):
+        if T > rows:
+            dims = ", ".join(f"{k}={v}" for k, v in (meta.get("dims") or {}).items() if isinstance(k, str) and k in str(shape))
+            raise PatternGenError(Problem("instance", f"--T {T}: {cache} holds {rows} token slots ({shape} at {dims}); this instance runs T up to "
+                                          f"{rows}: pass a smaller --T, or generate it with larger dims"))
     if seed < 0:
         raise PatternGenError(Problem("instance", f"--seed must be 0 or more, got {seed}"))
     return T
+
+
+def _caches(meta: Mapping[str, Any]) -> list[tuple[str, int, str]]:
+    """(cache, rows, row expression) of each cache an index input writes one slot per token of:
+    a larger T cannot be run (the plan's own tests stay within it, see resolver._check_capacity)."""
+    outputs = {o.get("name"): o for o in meta.get("outputs") or [] if isinstance(o, dict)}
+    found = []
+    for inp in meta.get("inputs") or []:
+        cache = outputs.get(inp.get("index_into")) if isinstance(inp, dict) else None
+        shape, concrete = (cache or {}).get("shape"), (cache or {}).get("default_shape")
+        if isinstance(shape, list) and isinstance(concrete, list) and shape and concrete and isinstance(concrete[0], int):
+            found.append((str(cache["name"]), concrete[0], str(shape[0])))
+    return found
 
 
 def _kernel_attr(module: ModuleType) -> str:

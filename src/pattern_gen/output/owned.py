@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 
 from ..vocab.errors import PatternGenError, Problem
 from .writer import atomic_write
+from ..vocab.paths import read_text_file
 
 __all__ = ["claim", "sync_owned", "replace_owned"]
 
@@ -25,9 +26,16 @@ def _marker(folder: Path, name: str) -> Path:
     return folder / name
 
 
+def _text_of(path: Path) -> str | None:
+    try:
+        return read_text_file(path, errors="replace")
+    except OSError:
+        return None
+
+
 def _read_marker(path: Path) -> list[str] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(path))
     except (OSError, ValueError):
         return None
     files = data.get("files") if isinstance(data, dict) else None
@@ -69,7 +77,7 @@ def sync_owned(folder: Path, files: Mapping[str, str], marker: str, what: str, a
     written = unchanged = removed = 0
     for rel, text in sorted(files.items()):
         path = folder / rel
-        if path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8", errors="replace") == text:
+        if not path.is_symlink() and _text_of(path) == text:
             unchanged += 1
             continue
         atomic_write(path, text)

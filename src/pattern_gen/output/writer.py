@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..vocab.errors import PatternGenError, Problem
+from ..vocab.paths import read_text_file
 
 __all__ = ["finalize", "body_digest", "recorded_digest", "content_ok", "atomic_write", "write_files", "check_writes", "WriteReport", "compare_tree", "Drift"]
 
@@ -182,7 +183,7 @@ def _plan_writes(folder: Path, files: Mapping[str, str], force: bool) -> tuple[W
             continue
         if path.exists():
             try:
-                old = path.read_text(encoding="utf-8")
+                old = read_text_file(path)
             except (OSError, UnicodeDecodeError):
                 old = None
             if old == text:
@@ -236,7 +237,7 @@ def compare_tree(root: Path, expected: Mapping[str, Mapping[str, str]], *, owned
                 drift.missing.append(name)
                 continue
             try:
-                old = path.read_text(encoding="utf-8")
+                old = read_text_file(path)
             except (OSError, UnicodeDecodeError):  # a folder or binary data where a file belongs
                 drift.edited.append(name)
                 continue
@@ -260,13 +261,20 @@ def compare_tree(root: Path, expected: Mapping[str, Mapping[str, str]], *, owned
     return drift
 
 
+def _same_text(path: Path, text: str) -> bool:
+    try:
+        return read_text_file(path) == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def sync_folder(folder: Path, files: Mapping[str, str]) -> tuple[int, int, int]:
     """Make ``folder`` hold exactly ``files`` (a folder pattern-gen owns whole, e.g. the docs
     sources): write changed files atomically, remove the others; (written, unchanged, removed)."""
     written = unchanged = removed = 0
     for rel, text in sorted(files.items()):
         path = folder / rel
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
+        if _same_text(path, text):
             unchanged += 1
             continue
         atomic_write(path, text)

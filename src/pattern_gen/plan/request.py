@@ -19,7 +19,7 @@ from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
 from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..vocab.text import quote
+from ..vocab.text import parse_float, parse_int, quote
 from .kernel_plan import Request
 
 from .regime import apply_regime, regime_note, regime_params, select_regime
@@ -46,7 +46,7 @@ def coerce_param(owner: str, name: str, spec: m.ParamSpec, value: Any) -> tuple[
         return problem("true or false")
     if spec.type == "float":
         try:
-            number = float(value)
+            number = parse_float(value)
         except (TypeError, ValueError):
             return problem("a number")
         if isinstance(value, bool) or not math.isfinite(number):
@@ -58,7 +58,7 @@ def coerce_param(owner: str, name: str, spec: m.ParamSpec, value: Any) -> tuple[
         return number, None
     if spec.type == "int":
         try:
-            number = int(str(value))
+            number = parse_int(value)
         except ValueError:
             return problem("an integer")
         if spec.choices and number not in spec.choices:
@@ -192,7 +192,7 @@ def coerce_dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dic
             problems.append(Problem("bad-dim", f"{skeleton.id} has no dim {key!r}; dims: {', '.join(skeleton.dims)}" + did_you_mean(key, skeleton.dims)))
             continue
         try:
-            value = int(str(raw))
+            value = parse_int(raw)
         except ValueError:
             problems.append(Problem("bad-dim", f"dim {key} must be a positive integer; got {quote(raw)}"))
             continue
@@ -289,7 +289,7 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
     unroll = skeleton.loop.candidates[0]
     if unroll_raw is not None:
         try:
-            unroll = int(str(unroll_raw))
+            unroll = parse_int(unroll_raw)
         except ValueError:
             unroll = -1
         if unroll not in skeleton.loop.candidates:
@@ -318,7 +318,7 @@ def parse_tile(text: str) -> tuple[str, Any]:
 
     def ints(part: str) -> list[int]:
         try:
-            values = [int(v) for v in part.split("x")]
+            values = [parse_int(v) for v in part.split("x")]
         except ValueError:
             raise bad(f"{part!r} is not numbers joined by x") from None
         if not values or any(v <= 0 or v > MAX_DIM for v in values):

@@ -24,6 +24,7 @@ from ..catalogue.catalogue import Catalogue
 from ..output.instances import call_instance, estimate_instance, load_instance_module, write_instance
 from ..vocab.errors import PatternGenError
 from .space import Config, Space
+from ..vocab.paths import read_text_file
 
 __all__ = ["Point", "Evaluator", "weighted_time", "MAX_PASSES"]
 
@@ -143,7 +144,7 @@ class Evaluator:
         """The kernel's code without its name: two configurations that render the same kernel (a
         tile the fitting would have chosen anyway) cost the same, and are run once."""
         assert point.folder is not None
-        text = (point.folder / "kernel.py").read_text(encoding="utf-8")
+        text = read_text_file(point.folder / "kernel.py", errors="replace")
         return hashlib.sha256(text.replace(point.name, "").replace(point.name.replace("-", "_"), "").encode()).hexdigest()
 
     @property

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Mapping
 
-__all__ = ["yaml_word", "plain", "utilisation", "quote"]
+__all__ = ["parse_int", "parse_float", "yaml_word", "plain", "utilisation", "quote"]
 
 
 def yaml_word(value: Any) -> str:
@@ -36,3 +38,29 @@ def quote(value: Any, limit: int = 80) -> str:
     if len(text) <= limit:
         return text
     return f"{text[: limit - 20]}…{text[-8:]} ({len(text)} characters)"
+
+
+#: a number typed on a command line or in a manifest: ASCII digits only (Python's int() and float()
+#: also take '２５６', '1_000' and surrounding spaces, which a card value never means), short
+_INT_TEXT = re.compile(r"[+-]?[0-9]{1,30}")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,4})?|[+-]?(?:inf|nan)", re.IGNORECASE)
+
+
+def parse_int(value: object) -> int:
+    """``value`` as an int: an int (not a bool) or its plain ASCII decimal text; else ValueError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if not _INT_TEXT.fullmatch(text):
+        raise ValueError(f"not an integer: {value!r}")
+    return int(text)
+
+
+def parse_float(value: object) -> float:
+    """``value`` as a float: a number, or its plain ASCII decimal text; else ValueError."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    if not _FLOAT_TEXT.fullmatch(text):
+        raise ValueError(f"not a number: {value!r}")
+    return float(text)
