@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import http.server
+import re
 import shutil
 from pathlib import Path
 
@@ -135,3 +136,21 @@ def test_a_T_beyond_the_cache_is_refused_naming_the_cache(cli):
     run = cli("run", str(folder), "--T", "4096")
     run.assert_bad_input("instance")
     assert "k_cache holds 1024 token slots" in run.stderr and "golden.py" not in run.stderr
+
+
+@pytest.mark.parametrize("mutate, error, says", [
+    (lambda d: d.pop("x"), ValueError, "inputs lacks x"),
+    (lambda d: d.__setitem__("x", d["x"].tolist()), TypeError, "inputs['x'] must be a numpy array [T, H], got list"),
+    (lambda d: d.__setitem__("block_table", d["block_table"].reshape(-1)), ValueError, "inputs['block_table'] must have 2 axes [T, MB]"),
+])
+def test_the_host_wrapper_names_the_input_a_caller_got_wrong(mutate, error, says):
+    """Issue 35: these were a bare KeyError, AttributeError and IndexError from inside run()."""
+    from pattern_gen.output.instances import load_instance_module
+    from pattern_gen.vocab.resources import repo_root
+
+    folder = next((repo_root() / "generated").glob("sk05-at10-*-H256-NQ4-NKV2-D64"))
+    kernel, golden = load_instance_module(folder, "kernel"), load_instance_module(folder, "golden")
+    inputs = dict(golden.make_inputs(3, seed=0))
+    mutate(inputs)
+    with pytest.raises(error, match=re.escape(says)):
+        kernel.run(inputs)

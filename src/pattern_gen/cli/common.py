@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import math
@@ -99,8 +100,29 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except PatternGenError as exc:
             _fail(exc.problems)
             sys.exit(2)
+        except (OSError, RuntimeError) as exc:
+            problem = filesystem_problem(exc)
+            if problem is None:
+                raise
+            _fail([problem])
+            sys.exit(2)
 
     return wrapper
+
+
+#: what the file system refuses for a reason the user can act on (a path, a disk, a permission)
+_PATH_ERRNOS = {errno.ELOOP, errno.ENAMETOOLONG, errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOTDIR, errno.EISDIR}
+
+
+def filesystem_problem(exc: BaseException) -> Problem | None:
+    """A path the file system refuses, met anywhere in a command, as one ``bad-path`` problem (a
+    symlink loop is a RuntimeError from ``Path.resolve`` on Python 3.11, an OSError from 3.13)."""
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop"):
+        return Problem("bad-path", f"{str(exc)[:300]}: a symbolic link points back at itself; remove or fix the link")
+    if isinstance(exc, OSError) and exc.errno in _PATH_ERRNOS:
+        where = exc.filename if isinstance(exc.filename, str) else None
+        return Problem("bad-path", f"{(where or 'a file')[:300]}: {exc.strerror or exc}; check the path, its permissions and the free space")
+    return None
 
 
 def project() -> Project:

@@ -208,7 +208,7 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "cards": ", ".join(plan.cards_used),
         "notes": [_doc(n) for n in plan.plan_notes],
         "dims": list(plan.dims.items()),
-        "input_names": _py([t.name for t in plan.inputs]),
+        "input_names": _py({t.name: tuple(str(a) for a in t.shape) for t in plan.inputs}),
         "output_names": _py([t.name for t in plan.outputs]),
         "runtime_options": _py(plan.runtime_options),
         "pass_options": _py(plan.pass_options),

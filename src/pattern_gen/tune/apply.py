@@ -12,6 +12,8 @@ the file is replaced (atomically).
 
 from __future__ import annotations
 
+import os
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +103,12 @@ def check_target(path: Path) -> Any:
     (not a symlink: replacing the link would leave the shared file it points to stale) that loads."""
     if path.is_symlink():
         raise PatternGenError(Problem("bad-path", f"--apply: {path} is a symlink; pass the file it points to ({path.resolve()})", str(path)))
-    return load_manifest(path)
+    manifest = load_manifest(path)
+    # the edit replaces the file through a sibling temp: both the file and its folder must be writable
+    for need in (path, path.parent):
+        if not os.access(need, os.W_OK):
+            raise PatternGenError(Problem("bad-path", f"--apply: {need} is not writable; nothing was tuned — make it writable, or drop --apply", str(path)))
+    return manifest
 
 
 def apply_to_manifest(cat: Catalogue, path: Path, tuned: Request, winner: Request) -> ApplyResult:

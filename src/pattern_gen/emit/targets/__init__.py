@@ -59,7 +59,7 @@ TARGETS: dict[str, Target] = {
         title="ptosim, the bundled NumPy tile simulator",
         module="ptosim",
         folder=_HERE / "ptosim",
-        reserved=frozenset({"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "Mapping", "unwritten_fill"}),
+        reserved=frozenset({"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "Mapping", "unwritten_fill", "np"}),
     ),
     "pypto": Target(
         name="pypto",
