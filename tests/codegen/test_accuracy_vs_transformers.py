@@ -136,7 +136,7 @@ def _attention(inp: dict, q: Any, k: Any, v: Any, q64: np.ndarray, k64: np.ndarr
     """Phase 2 both ways: each token over its sequence's keys (the history the caches held, this
     call's keys from the prolog) — transformers' eager attention in BF16 and float64 math."""
     NQ, NKV, D, BS = d["NQ"], d["NKV"], d["D"], d["BS"]
-    scale = stage.get("attn_softmax", {}).get("scale", 0.08838834764831845)  # AT-01's default
+    scale = D ** -0.5  # Qwen3Attention.scaling: the model's rule, not the kernel's setting
     slots, table, lens = inp["slot_mapping"], inp["block_table"], inp["context_lens"]
     live = slots >= 0
     kc64, vc64 = f64(inp["k_cache"]).reshape(-1, NKV, D), f64(inp["v_cache"]).reshape(-1, NKV, D)
@@ -188,7 +188,8 @@ def test_sk04_is_as_accurate_as_deepseek_modules(instance_factory, small, layout
     x = f64(inp["x"])
     q_a = x @ f64(inp["wq_a"])
     qr = rms64(q_a, inp.get("gamma_cq"))
-    q64 = rope64(rms64((qr @ f64(inp["wq_b"])).reshape(T, NH, D), None))
+    q_proj64 = (qr @ f64(inp["wq_b"])).reshape(T, NH, D)
+    q64 = rope64(q_proj64 if layout == "v3" else rms64(q_proj64, None))  # DeepseekV3Attention has no q norm
     kv_a64 = x @ f64(inp["wkv"])
     if layout == "v3":  # latent normed, k_pe (not normed) rotated apart
         kv64 = rms64(kv_a64[:, :DKV], inp.get("gamma_ckv"))
@@ -212,7 +213,7 @@ def test_sk04_is_as_accurate_as_deepseek_modules(instance_factory, small, layout
         q_a_hf = xb @ bf16(inp["wq_a"])
         qr_hf = norm_module(DeepseekV3RMSNorm, inp.get("gamma_cq"), q_a_hf.shape[-1])(q_a_hf)
         q_heads = (qr_hf @ bf16(inp["wq_b"])).view(T, NH, D)
-        q_hf = rope_hf(norm_module(DeepseekV3RMSNorm, None, D)(q_heads))
+        q_hf = rope_hf(q_heads if layout == "v3" else norm_module(DeepseekV3RMSNorm, None, D)(q_heads))
         kv_a = xb @ bf16(inp["wkv"])
         if layout == "v3":  # as DeepseekV3Attention: kv_a_layernorm on the latent, RoPE on k_pe
             kv_hf = norm_module(DeepseekV3RMSNorm, inp.get("gamma_ckv"), DKV)(kv_a[:, :DKV])

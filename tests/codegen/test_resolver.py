@@ -438,3 +438,29 @@ def test_sk04_kv_layout_v3_is_a_skeleton_parameter(resolve_req, cat):
 def test_an_unknown_kv_layout_is_refused(problems):
     found = problems("SK-04", "AT-10", params={"kv_layout": "v2"})
     assert found[0][0] == "bad-param-value" and "v4, v3" in found[0][1]
+
+
+@pytest.mark.parametrize("D", [64, 128, 256])
+def test_the_softmax_scale_follows_the_head_dim(resolve_req, D):
+    """Issue 29: the scale was 1/sqrt(128) whatever D (18-22 % off at D=64, silently). Unset, it is
+    1/sqrt(D) as transformers' attention modules set it; a default is no setting (not in the name)."""
+    sk01 = resolve_req("SK-01", "AT-01", dims={"D": D})
+    assert sk01.params["scale"] == pytest.approx(D ** -0.5, rel=1e-15) and "scale" not in sk01.name
+    sk05 = resolve_req("SK-05", "AT-10", dims={"D": D, "H": 256, "NQ": 4, "NKV": 2})
+    scales = [a.expr.value for s in sk05.stages for op in s.stage.ops for a in op.args if getattr(a, "param", None) == "scale"]
+    assert scales and all(v == pytest.approx(D ** -0.5, rel=1e-15) for v in scales), scales
+    assert "scale" not in sk05.name
+
+
+def test_a_stated_scale_is_kept_and_named(resolve_req):
+    plan = resolve_req("SK-01", "AT-01", dims={"D": 64}, params={"scale": 0.08838834764831845})
+    assert plan.params["scale"] == 0.08838834764831845 and "scale" in plan.name
+    sk05 = resolve_req("SK-05", "AT-10", dims={"D": 64, "H": 256, "NQ": 4, "NKV": 2}, stage_params={"attn_softmax": {"scale": 0.125}})
+    assert "scale" not in sk05.name, "the stated value equals the head dim's default"
+
+
+def test_sk04_v3_has_no_q_head_norm(resolve_req):
+    """Issue 29: kv_layout=v3 gave q DeepSeek-V4's per-head norm (60-67 % off DeepseekV3Attention)."""
+    labels = lambda plan: {s.label for s in plan.stages}  # noqa: E731
+    assert "q_head_norm" in labels(resolve_req("SK-04", "AT-10"))
+    assert "q_head_norm" not in labels(resolve_req("SK-04", "AT-10", params={"kv_layout": "v3"}))

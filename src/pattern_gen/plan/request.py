@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ptosim.platform import DEFAULT_PLATFORM
@@ -169,7 +169,7 @@ def stage_params(cat: Catalogue, skeleton: m.SkeletonCard, given: Mapping[str, M
             value, problem = coerce_param(f"stage {stage} ({callee})", key, specs[key], raw)
             if problem:
                 problems.append(problem)
-            elif value != specs[key].default:  # a default setting is no setting: one kernel, one name
+            elif value != specs[key].default or specs[key].rsqrt_default_of is not None:  # a default setting is no setting: one kernel, one name (a dim's default is compared once dims are known)
                 out.setdefault(stage, {})[key] = value
     return out, problems
 
@@ -228,6 +228,9 @@ class Coerced:
     platform: str
     unroll: int
     target: str
+    #: fixed stages' defaults that follow a dim (a softmax scale at this head dim): passed to the
+    #: flow, not part of the name (a default is no setting)
+    stage_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _skeleton(cat: Catalogue, req: Request) -> m.SkeletonCard:
@@ -281,6 +284,23 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
     problems += sp
     dims, dp = coerce_dims(skeleton, req.dims)
     problems += dp
+    if not (dp or ps or sp) and atom is not None:
+        derived, problems_d = dim_defaults(cat, skeleton, atom, dims)
+        problems += problems_d
+        defaults.update(derived.get("", {}))
+        params.update({k: v for k, v in derived.get("", {}).items() if k not in given})
+        stated = [(k, params[k], v) for k, v in derived.get("", {}).items() if k in given and params.get(k) != v]
+        stated += [(f"{st}.{k}", stages[st][k], v) for st, vals in derived.items() if st for k, v in vals.items() if k in stages.get(st, {}) and stages[st][k] != v]
+        notes += [f"{name}={value!r} as given; the head dim's default would be {default!r} (1/sqrt of the dim): "
+                  "right for a model that scales otherwise (YaRN mscale), wrong otherwise" for name, value, default in stated]
+        stage_defaults = {k: v for k, v in derived.items() if k}
+        for stage, values in stage_defaults.items():  # a stated value equal to the derived default is no setting
+            for key, value in values.items():
+                if stages.get(stage, {}).get(key) == value:
+                    del stages[stage][key]
+        stages = {k: v for k, v in stages.items() if v}
+    else:
+        stage_defaults = {}
     regime = select_regime(skeleton, dims, params) if not (dp or ps) else None
     if regime is not None:
         problems += regime_params(regime, params, given, skeleton.id)
@@ -301,7 +321,30 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
         problems.append(Problem("unknown-target", f"unknown target {target!r}; targets: {', '.join(TARGETS)}" + did_you_mean(target, TARGETS)))
     if problems:
         raise PatternGenError(problems)
-    return Coerced(skeleton, atom, notes, params, defaults, stages, dims, platform, unroll, target)
+    return Coerced(skeleton, atom, notes, params, defaults, stages, dims, platform, unroll, target, stage_defaults)
+
+
+def dim_defaults(cat: Catalogue, skeleton: m.SkeletonCard, atom: Any, dims: Mapping[str, int]) -> tuple[dict[str, dict[str, float]], list[Problem]]:
+    """Defaults that follow a dim (``rsqrt_default_of``) at these dims: the slot's under key ``""``,
+    each fixed stage's under its name (a value the skeleton fixes is not a default)."""
+    out: dict[str, dict[str, float]] = {}
+    problems: list[Problem] = []
+
+    def derive(where: str, specs: Mapping[str, m.ParamSpec], unset: Any) -> None:
+        for name, spec in specs.items():
+            dim = spec.rsqrt_default_of
+            if dim is None or not unset(name):
+                continue
+            if dim not in dims:
+                problems.append(Problem("undefined-name", f"{skeleton.id}: {where or 'the slot'} parameter {name!r} follows dim {dim!r}, which {skeleton.id} does not have; "
+                                        f"dims: {', '.join(dims)}"))
+                continue
+            out.setdefault(where, {})[name] = 1.0 / math.sqrt(dims[dim])
+
+    derive("", cat.slot_specs(skeleton, atom.id), lambda n: True)
+    for item in skeleton.fixed_stages:
+        derive(item.as_, cat.effective_params(item.use), lambda n, item=item: n not in item.params)
+    return out, problems
 
 
 _TILE_HELP = "--tile LABEL=RxC for a vec tile, or LABEL=m:AxB,k:CxD[xE],n:FxG for a cube tile"

@@ -39,7 +39,8 @@ def _expand(cat: Catalogue, c: Coerced, env: dict[str, Any], values: dict[str, i
     """The skeleton's flow with the slot filled; flow exceptions become problems."""
     skeleton, atom, platform = c.skeleton, c.atom, c.platform
     try:
-        return expand_skeleton(cat, skeleton, env, atom, c.params, c.stage_params, cat.platform(platform), values)
+        stage_params = {k: {**c.stage_defaults.get(k, {}), **c.stage_params.get(k, {})} for k in {*c.stage_defaults, *c.stage_params}}
+        return expand_skeleton(cat, skeleton, env, atom, c.params, stage_params, cat.platform(platform), values)
     except Refused as exc:
         raise PatternGenError(Problem("composition-refused", f"{skeleton.id} + {atom.id} refused — {exc.reason}")) from None
     except Unavailable as exc:

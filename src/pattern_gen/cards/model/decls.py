@@ -13,6 +13,7 @@ from ...vocab.fields import (
     DTypeList,
     ParamRef,
     ExprValue,
+    Name,
     Role,
     Shape,
     Strict,
@@ -51,6 +52,9 @@ class ParamSpec(Strict):
     ge: float | None = None
     le: float | None = None
     default: Union[bool, int, float, str]
+    #: float parameters: the default is 1/sqrt(this dim of the skeleton that builds the kernel)
+    #: (a softmax scale follows the head dim); ``default`` is its value at the card's reference dims
+    rsqrt_default_of: Name | None = None
     doc: str = ""
 
     @field_validator("default")
@@ -89,6 +93,8 @@ class ParamSpec(Strict):
                 raise ValueError(f"a {self.type} parameter needs a numeric default, got {self.default!r}")
             if self.type == "int" and not isinstance(self.default, int):
                 raise ValueError(f"an int parameter needs an int default, got {self.default!r}")
+        if self.rsqrt_default_of is not None and self.type != "float":
+            raise ValueError(f"'rsqrt_default_of' derives a float default; this parameter is {self.type}")
         return self
 
 

@@ -25,7 +25,7 @@ from .flows import atom_problems, skeleton_problems
 from .options import option_problems
 from .params import param_combinations
 from .references import cycle_problems, dependencies, reference_problems
-from .tiles import io_shape_problems, tile_problems
+from .tiles import dim_default_problems, io_shape_problems, tile_problems
 
 __all__ = ["check_catalogue", "param_combinations", "skeleton_env"]
 
@@ -51,6 +51,7 @@ def check_catalogue(cat: Catalogue) -> list[Problem]:
         problems += option_problems(cat, card)
         problems += tile_problems(cat, card)
         problems += io_shape_problems(cat, card)
+        problems += dim_default_problems(cat, card)
     problems += cycle_problems(cat)
     if problems:
         return _dedupe(problems)

@@ -14,7 +14,7 @@ from ...vocab.errors import Problem, did_you_mean
 from ...vocab.expr import ExprError, Name, evaluate, names, parse
 from ..catalogue import Catalogue
 
-__all__ = ["tile_problems", "tile_names", "io_shape_problems"]
+__all__ = ["tile_problems", "tile_names", "io_shape_problems", "dim_default_problems"]
 
 
 def _input_dims(card: m.AtomCard) -> list[str]:
@@ -92,4 +92,20 @@ def io_shape_problems(cat: Catalogue, card: Any) -> list[Problem]:
                                             "an axis must be a positive whole number")
                     except ExprError as exc:
                         problems.append(Problem("bad-expression", f"{group[:-1]} {name!r}: shape axis {axis!r}: {exc}", **where))
+    return problems
+
+
+def dim_default_problems(cat: Catalogue, card: Any) -> list[Problem]:
+    """A parameter whose default follows a dim (``rsqrt_default_of``) needs that dim in every
+    skeleton that builds it, as its slot atom or a fixed stage."""
+    if card.kind != "skeleton":
+        return []
+    problems: list[Problem] = []
+    users = [(None, a.id) for a in cat.slot_atoms(card)] + [(item.as_, item.use) for item in card.fixed_stages if item.use in cat.cards]
+    for stage, atom_id in users:
+        for name, spec in cat.effective_params(atom_id).items():
+            if spec.rsqrt_default_of is not None and spec.rsqrt_default_of not in card.dims:
+                where = f"stage {stage!r} ({atom_id})" if stage else f"slot atom {atom_id}"
+                problems.append(Problem("undefined-name", f"{where}: parameter {name!r} defaults to 1/sqrt({spec.rsqrt_default_of}), and {card.id} has no dim "
+                                        f"{spec.rsqrt_default_of!r}; dims: {', '.join(card.dims)}", **cat.where(card.id, ("dims",))))
     return problems

@@ -87,9 +87,11 @@ def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | N
     q_flat = r["y"]
     if given is not None and "qr" in given:
         q_flat = _q_flat(given["qr"], given.get("qr_scale"), inputs)
-    q_rows = np.asarray(q_flat).reshape(T * d["NH"], d["D"])
-    q_normed, _ = rmsnorm(q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt"))
-    q_heads = q_normed.reshape(T, d["NH"], d["D"])
+    q_heads = np.asarray(q_flat).reshape(T, d["NH"], d["D"])
+    if p.get("kv_layout", "v4") == "v4":  # V4 normalises each head of q; DeepSeek-V2/V3 do not
+        q_rows = q_heads.reshape(T * d["NH"], d["D"])
+        q_normed, _ = rmsnorm(q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt"))
+        q_heads = q_normed.reshape(T, d["NH"], d["D"])
     out["q"] = store(rope(q_heads, inputs["cos"], inputs["sin"], partial=True, interleaved=True), "BF16")
     kv_a, _, _ = linear(x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"))
     gamma_ckv = inputs.get("gamma_ckv") if _stage("kv_norm", "has_gamma", True) else None

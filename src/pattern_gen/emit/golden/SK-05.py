@@ -93,5 +93,5 @@ def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | N
     # phase 2 reads q as phase 1 stored it (BF16) and the caches as phase 1 left them
     read = {name: (given or {}).get(name, out[name]) for name in ("q", "k_cache", "v_cache")}
     out["attn"] = store(paged_attention(read["q"], read["k_cache"], read["v_cache"], inputs["block_table"], inputs["context_lens"],
-                                        d["NKV"], D, d["BS"], _stage("attn_softmax", "scale", 0.08838834764831845)), "BF16")
+                                        d["NKV"], D, d["BS"], _stage("attn_softmax", "scale", 1.0 / np.sqrt(D))), "BF16")
     return out
