@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..plan.kernel_plan import KernelPlan
+from ..vocab.paths import read_text_file
 from ..vocab.text import utilisation
 from .markdown import card_link, esc, fmt, table
 
@@ -15,7 +16,8 @@ __all__ = ["instance_page", "instances_index"]
 def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | None, has_timeline: bool,
                   curves: Mapping[int, Mapping[int, float]] | None = None) -> str:
     """The page of a generated instance: how to regenerate it, its plan, its simulated run, its code."""
-    files = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    # a hand-broken file shows as it reads (undecodable bytes replaced), never a traceback mid-build
+    files = {p.name: read_text_file(p, errors="replace") for p in sorted(folder.glob("*.py")) if p.is_file()}
     md = [
         "---",
         f"title: {plan.name}",
