@@ -56,7 +56,7 @@ def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | Non
         ]
         per = estimate.get("per_label_us") or {}
         if per:
-            md += [table(["label", "summed task time (µs)"], [[f"`{k}`", f"{v:.2f}"] for k, v in per.items()]), ""]
+            md += [table(["label", "summed task time (µs)"], [[f"`{k}`", f"{v:.2f}"] for k, v in sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))]), ""]
         if has_timeline:
             md += [f"![Simulated timeline of {plan.name}](../assets/{plan.name}-timeline.svg)", ""]
     else:

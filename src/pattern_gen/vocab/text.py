@@ -28,7 +28,13 @@ def plain(value: Any, *, mappings: bool = False) -> str:
 
 def utilisation(estimate: Mapping[str, Any], digits: int) -> str:
     """The unit utilisation of a cost estimate as percentages: ``cube 41%, vector 73%``."""
-    return ", ".join(f"{k} {v:.{digits}%}" for k, v in estimate.get("utilization", {}).items())
+    units = estimate.get("utilization", {})
+    # a fixed order: a fresh estimate and one read back from a cache (JSON with sorted keys) print alike
+    order = [u for u in _UNIT_ORDER if u in units] + sorted(u for u in units if u not in _UNIT_ORDER)
+    return ", ".join(f"{k} {units[k]:.{digits}%}" for k in order)
+
+
+_UNIT_ORDER = ("cube", "vector", "mte_in", "mte1", "mte_out", "aicore")
 
 
 def quote(value: Any, limit: int = 80) -> str:
