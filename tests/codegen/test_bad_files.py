@@ -154,3 +154,21 @@ def test_the_host_wrapper_names_the_input_a_caller_got_wrong(mutate, error, says
     mutate(inputs)
     with pytest.raises(error, match=re.escape(says)):
         kernel.run(inputs)
+
+
+def test_an_int64_slot_mapping_is_taken_as_vllm_passes_it():
+    """Issue 29: vLLM's slot_mapping is int64; the kernel's is INT32. Any integer array is taken
+    (after the range checks) and gives the same bytes; a float array is refused by name."""
+    import numpy as np
+
+    from pattern_gen.output.instances import load_instance_module
+    from pattern_gen.vocab.resources import repo_root
+
+    folder = next((repo_root() / "generated").glob("sk05-at10-*-H256-NQ4-NKV2-D64"))
+    kernel, golden = load_instance_module(folder, "kernel"), load_instance_module(folder, "golden")
+    inputs = dict(golden.make_inputs(3, seed=0))
+    ref = kernel.run(inputs)
+    out = kernel.run({**inputs, "slot_mapping": inputs["slot_mapping"].astype(np.int64)})
+    assert all(np.array_equal(ref[n].view(np.uint8), out[n].view(np.uint8)) for n in ref)
+    with pytest.raises(TypeError, match="slot_mapping must hold integer slots"):
+        kernel.run({**inputs, "slot_mapping": inputs["slot_mapping"].astype(np.float32)})
