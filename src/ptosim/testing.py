@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["compare", "compare_rows", "judge", "DIFFER_RATIO", "differ_ratio_for", "CompareResult", "RowFailure", "TOLERANCES", "tolerance_for", "assert_compare"]
+__all__ = ["compare", "compare_rows", "judge", "DIFFER_RATIO", "differ_ratio_for", "CompareResult", "RowFailure", "TOLERANCES", "tolerance_for", "assert_compare", "tie_bands"]
 
 #: (atol, rtol, max_error_ratio) per output dtype; INT8 is exact.
 TOLERANCES: dict[str, tuple[float, float, float]] = {
@@ -72,6 +72,9 @@ class CompareResult:
     bad_rows: list[RowFailure] = field(default_factory=list)
     #: the kernel outputs the reference was recomputed from (``judge``: a chained output)
     given: tuple[str, ...] = ()
+    #: elements outside (atol, rtol) that the tie band excused: an integer code upstream on a
+    #: rounding boundary rounded the other way (``compare(band=...)``)
+    ties: int = 0
 
     @property
     def ratio(self) -> float:
@@ -88,6 +91,7 @@ class CompareResult:
             "reason": self.reason,
             "bad_rows": [{"row": r.index, "wrong": r.wrong, "allowed": r.allowed} for r in self.bad_rows],
             "given": list(self.given),
+            "ties": self.ties,
         }
 
     def __str__(self) -> str:
@@ -102,7 +106,10 @@ class CompareResult:
             head = f"{self.name}: FAIL — {n} row{'s' if n != 1 else ''} over the per-row allowance ({shown}{more}); overall {overall}"
         else:
             head = f"{self.name}: {'PASS' if self.passed else 'FAIL'} — {overall}"
-        head += f", max |err| {self.max_abs_error:.3g}{against}"
+        head += f", max |err| {self.max_abs_error:.3g}"
+        if self.ties:
+            head += f", {self.ties} at a rounding tie upstream"
+        head += against
         if not self.passed and self.worst:
             rows = "; ".join(f"{list(i)}: got {o:.6g}, want {r:.6g}" for i, o, r in self.worst)
             head += f"; worst: {rows}"
@@ -125,12 +132,16 @@ def compare(
     rows: bool = False,
     given: tuple[str, ...] = (),
     differ_ratio: float = 1.0,
+    band: np.ndarray | None = None,
 ) -> CompareResult:
     """Apply the upstream rule; tolerances default to ``tolerance_for(ref.dtype)``.
 
     ``rows``: also hold every slice along the first (token) axis to its own allowance
     (``compare_rows``); a row over it fails the comparison, and the message names it.
-    ``differ_ratio``: at most this share of elements may differ from ``ref`` at all (``DIFFER_RATIO``)."""
+    ``differ_ratio``: at most this share of elements may differ from ``ref`` at all (``DIFFER_RATIO``).
+    ``band``: a further allowance per element (``tie_bands``: how far the output may move when the
+    integer codes upstream of it that sit on a rounding boundary round the other way); elements
+    with a band are left out of the ``differ_ratio`` count."""
     out = np.asarray(out)
     ref = np.asarray(ref)
     d_atol, d_rtol, d_ratio = tolerance_for(ref.dtype)
@@ -151,11 +162,14 @@ def compare(
         return CompareResult(
             name, False, numel, int(bad.sum()), allowed, float("inf"), f"{int(bad.sum())} NaN/Inf values, first at {idx}"
         )
+    banded = np.zeros(r.shape, bool) if band is None else np.broadcast_to(np.asarray(band, np.float64) > 0, r.shape)
     with np.errstate(invalid="ignore"):
         err = np.abs(o - r)
         # `not <=` rather than `>`: a NaN/Inf in the reference makes the element wrong, not right
-        wrong_mask = ~(err <= atol + rtol * np.abs(r))
+        strict = ~(err <= atol + rtol * np.abs(r))
+        wrong_mask = strict if band is None else ~(err <= atol + rtol * np.abs(r) + band)
     wrong = int(wrong_mask.sum())
+    excused = int((strict & ~wrong_mask).sum())
     worst: list[tuple[tuple[int, ...], float, float]] = []
     if wrong:
         key = np.where(wrong_mask, np.nan_to_num(err, nan=np.inf), -1.0)
@@ -164,7 +178,7 @@ def compare(
             i = np.unravel_index(int(f), ref.shape)
             worst.append((tuple(int(v) for v in i), float(o[i]), float(r[i])))
     bad_rows = _row_failures(wrong_mask, max_error_ratio) if rows and ref.ndim else []
-    differ = int(np.count_nonzero(o != r)) if differ_ratio < 1.0 else 0
+    differ = int(np.count_nonzero((o != r) & ~banded)) if differ_ratio < 1.0 else 0
     reason = ""
     if differ > round(differ_ratio * numel):
         reason = (
@@ -172,7 +186,7 @@ def compare(
             "rounding to nearest disagrees only next to a tie — is a rounding mode wrong (a truncating cast)?"
         )
     passed = wrong <= allowed and not bad_rows and not reason
-    return CompareResult(name, passed, numel, wrong, allowed, float(err.max()) if numel else 0.0, reason, worst, bad_rows, tuple(given))
+    return CompareResult(name, passed, numel, wrong, allowed, float(err.max()) if numel else 0.0, reason, worst, bad_rows, tuple(given), excused)
 
 
 def _row_allowance(row_numel: int, ratio: float) -> int:
@@ -235,13 +249,20 @@ def judge(
 ) -> list[CompareResult]:
     """Every output of a kernel run against an instance's golden module, row by row.
 
+    ``tolerances``: output -> (atol, rtol, ratio[, differ[, ties]]).
+
     An output the golden lists in ``CHAINED`` (``{output: (upstream outputs, ...)}``) is judged
     against ``golden.golden(inputs, given=outputs)``: the reference recomputed from the kernel's own
     values of those upstream outputs, which are judged on their own. A rounding of an intermediate
     that may legitimately go either way (an FP32 sum in another order landing on the other side of a
     BF16 or INT8 rounding boundary) then cannot spread through a long dot product into a downstream
     output and fail it, while a wrong computation downstream still fails (it is compared exactly as
-    before, from correct inputs). Outputs not listed are judged against the independent golden."""
+    before, from correct inputs). Outputs not listed are judged against the independent golden.
+
+    An output with a ``ties`` allowance (FP32 ulps, see ``tie_bands``) is downstream of an integer
+    rounding the kernel does not return (or is that rounding's codes): it may move as far as the
+    codes within that distance of a rounding boundary rounding the other way moves it, and no
+    further."""
     expected = golden.golden(inputs)
     chained: Mapping[str, Sequence[str]] = getattr(golden, "CHAINED", {}) or {}
     results = [
@@ -252,10 +273,42 @@ def judge(
     if results:
         return results
     forced = golden.golden(inputs, given=outputs) if chained else expected
+    upstream = {name: tuple(u for u in chained.get(name, ()) if u in outputs) for name in expected}
+    ulps = {name: float(tol[4]) for name, tol in tolerances.items() if len(tol) > 4 and tol[4] and name in expected and not upstream[name]}
+    bands = tie_bands(golden, inputs, expected, ulps)
     for name, ref in expected.items():
         atol, rtol, ratio, differ = (*tolerances.get(name, ()), None, None, None, None)[:4]
-        upstream = tuple(u for u in chained.get(name, ()) if u in outputs)
-        source = forced if upstream else expected
-        results.append(compare(outputs[name], source[name], atol, rtol, ratio, name=name, rows=True, given=upstream,
-                               differ_ratio=1.0 if differ is None else differ))
+        source = forced if upstream[name] else expected
+        results.append(compare(outputs[name], source[name], atol, rtol, ratio, name=name, rows=True, given=upstream[name],
+                               differ_ratio=1.0 if differ is None else differ, band=bands.get(name)))
     return results
+
+
+def tie_bands(golden: Any, inputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], ulps: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """Per output in ``ulps``, how far it moves (element-wise, float64) when the roundings on its way
+    whose value before the rounding lies within that many row-scale FP32 ulps of a rounding
+    boundary go to the other neighbour: an INT8 quantiser's codes, and the BF16 intermediates a
+    quantiser reads. The golden reports, per rounding site, each element's distance
+    (``golden(inputs, ties=d)`` sets ``d["margin"][site]``, rows along the last axis) and recomputes
+    with ``d["flip"][site]`` masks. Rows are independent (per-token quantisation feeding per-token
+    math), so one recomputation flips the r-th near element of every row of one site; an output's
+    band is the sum of the moves of the near elements, each taken alone — whichever subset the
+    kernel flipped, its output lies within."""
+    if not ulps:
+        return {}
+    probe: dict[str, Any] = {}
+    golden.golden(inputs, ties=probe)
+    margins: Mapping[str, Any] = probe.get("margin") or {}
+    bands: dict[str, np.ndarray] = {name: np.zeros(np.shape(expected[name])) for name in ulps}
+    for limit in sorted(set(ulps.values())):
+        names = [n for n, u in ulps.items() if u == limit]
+        for site, margin in margins.items():
+            margin = np.asarray(margin, np.float64)
+            rows = margin.reshape(-1, margin.shape[-1]) if margin.ndim else margin.reshape(1, 1)
+            near = rows <= limit
+            rank = np.cumsum(near, axis=-1) * near  # 1, 2, ... along each row; 0 where not near
+            for r in range(1, int(rank.max(initial=0)) + 1):
+                flipped = golden.golden(inputs, ties={"flip": {site: (rank == r).reshape(margin.shape)}})
+                for name in names:
+                    bands[name] += np.abs(np.asarray(flipped[name]).astype(np.float64) - np.asarray(expected[name]).astype(np.float64))
+    return bands

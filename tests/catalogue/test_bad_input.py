@@ -498,7 +498,7 @@ def test_param_ref_to_an_unknown_parameter(cli, catalogue_copy):
 
 def test_param_ref_of_a_non_dtype_parameter_used_as_a_dtype(cli, catalogue_copy):
     cat = catalogue_copy
-    cat.edit(SK03, "y: {shape: [T, N], dtype: {param: out_dtype}", "y: {shape: [T, N], dtype: {param: has_bias}")
+    cat.edit(SK03, "    dtype: {param: out_dtype}\n    role: output\n    tolerance:", "    dtype: {param: has_bias}\n    role: output\n    tolerance:")
     text = only(validate(cli, cat), "bad-param-value")
     assert_at(text, cat, SK03, cat.line(SK03, "{param: has_bias}"))
     assert "true/false" in text

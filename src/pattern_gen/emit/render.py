@@ -246,11 +246,13 @@ def tolerance_for(dtype: str) -> tuple[float, float, float]:
 
 
 def _tolerance(t: TensorPlan) -> list[float]:
-    """(atol, rtol, ratio, differ) of an output: the dtype's default, overridden where the card says so."""
+    """(atol, rtol, ratio, differ[, ties]) of an output: the dtype's default, overridden where the
+    card says so; ``ties`` only where the card gives one."""
     atol, rtol, ratio = tolerance_for(t.dtype)
     differ = _np_differ(dtype_from_name(t.dtype).np_dtype)
     o = t.tolerance or {}
-    return [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio), o.get("differ", differ)]
+    tol = [o.get("atol", atol), o.get("rtol", rtol), o.get("ratio", ratio), o.get("differ", differ)]
+    return tol + [o["ties"]] if o.get("ties") else tol
 
 
 def _golden_source(

@@ -194,6 +194,7 @@ _Finite = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 _Share = Annotated[float, Field(ge=0, le=1)]
 _Tolerance3 = tuple[_Finite, _Finite, _Share]
 _Tolerance4 = tuple[_Finite, _Finite, _Share, _Share]
+_Tolerance5 = tuple[_Finite, _Finite, _Share, _Share, Annotated[float, Field(ge=0, le=1024)]]
 
 class InstanceMeta(BaseModel):
     """The fields of ``instance.json`` that running an instance reads (the rest is informative)."""
@@ -205,8 +206,9 @@ class InstanceMeta(BaseModel):
     name: str = Field(min_length=1, max_length=255)
     unroll: int = Field(default=1, ge=1)
     test_T: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(default_factory=lambda: [1], min_length=1)
-    #: output -> (atol, rtol, ratio[, differ]); instances written before the differ rule have three
-    tolerances: dict[str, Union[_Tolerance3, _Tolerance4]] = Field(default_factory=dict)
+    #: output -> (atol, rtol, ratio[, differ[, ties]]); instances written before the differ rule
+    #: have three, ties only where the card gives one (ptosim.testing.judge)
+    tolerances: dict[str, Union[_Tolerance3, _Tolerance4, _Tolerance5]] = Field(default_factory=dict)
     loop: dict[str, Any] = Field(default_factory=dict)
     target: str | None = None
 

@@ -30,7 +30,7 @@ from .kernel_plan import KernelPlan, Request
 from .options import plan_options
 from .request import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
 from .stage_fit import fit_stage, tensor_plans
-from .test_points import largest_test_T
+from .test_points import VERIFY_T, largest_test_T
 
 __all__ = ["resolve", "coerce_param", "DEFAULT_PLATFORM", "NAME_RE"]
 
@@ -153,14 +153,14 @@ def _check_blocks(inputs: list, outputs: list) -> None:
 
 def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> None:
     """A cache an index input selects rows of must hold a slot for every token the golden test
-    writes (``largest_test_T``), or the instance could never pass its own test."""
+    or the verifier writes (``largest_test_T``), or the instance could never pass its own test."""
     for t in inputs:
         cache = next((o for o in outputs if o.name == t.index_into), None) if t.index_into else None
         if cache is not None and cache.default_shape[0] < tokens:
             raise PatternGenError(Problem(
                 "bad-dim",
                 f"{cache.name} holds {cache.shape[0]} = {cache.default_shape[0]} slots, fewer than the {tokens} tokens "
-                f"its golden test writes (T up to 2 x unroll {unroll}); raise "
+                f"its tests write (the golden test's T up to 2 x unroll {unroll}, PyPTO's verifier's up to {max(VERIFY_T)}); raise "
                 + " or ".join(f"--dim {d}" for d in sorted(names(parse(cache.shape[0]))))
                 + ", or pick a smaller --unroll",
             ))

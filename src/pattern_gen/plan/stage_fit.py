@@ -119,7 +119,7 @@ def tensor_plans(decls: Mapping[str, m.TensorDecl], exp_types: Mapping[str, Any]
         symbolic = [str(s) for s in shape]
         axis = next((i for i, s in enumerate(symbolic) if s == token), None)
         rule = next((r for r in decl.tolerance if r.when.holds(env)), None)
-        tol = None if rule is None else {k: getattr(rule, k) for k in ("atol", "rtol", "ratio", "differ", "why") if getattr(rule, k) is not None}
+        tol = None if rule is None else {k: getattr(rule, k) for k in ("atol", "rtol", "ratio", "differ", "ties", "why") if getattr(rule, k) is not None}
         try:
             block = int(eval_shape([decl.block_size], values)[0]) if decl.block_size is not None else None
             concrete = list(eval_shape(shape, values))

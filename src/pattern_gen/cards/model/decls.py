@@ -116,6 +116,11 @@ class ToleranceRule(Strict):
     #: the share of elements that may differ from the golden at all (16-bit float outputs; see
     #: ptosim.testing.DIFFER_RATIO); 1 turns the check off where the kernel rounds differently by design
     differ: float | None = Field(default=None, ge=0, le=1)
+    #: an output downstream of an integer rounding (or its codes): it may move as far as the codes
+    #: whose FP32 value before the rounding lies within this many FP32 ulps (2^-17, the spacing of
+    #: the codes' top octave) of a rounding boundary move it by rounding the other way
+    #: (ptosim.testing.tie_bands) — and no further
+    ties: float | None = Field(default=None, gt=0, le=1024)
     why: str
 
 

@@ -39,9 +39,11 @@ def make_inputs(T: int, seed: int = 0) -> dict:
     return {"x": activations(rng, T, DIMS["K"]), **_weights(seed)}
 
 
-def golden(inputs: Mapping[str, np.ndarray]) -> dict:
+def golden(inputs: Mapping[str, np.ndarray], ties: dict | None = None) -> dict:
+    """The outputs; ``ties``: the INT8 codes' distances from a rounding boundary, and codes to
+    round the other way (atoms.quant_int8)."""
     p = PARAMS
-    r = norm_linear(inputs["x"], p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"))
+    r = norm_linear(inputs["x"], p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"), ties=ties)
     out = {"y": r["y"]}
     if p["output_rstd"]:
         out["rstd"] = r["rstd"]

@@ -72,13 +72,15 @@ def _q_flat(qr, qr_scale, inputs):
     return y
 
 
-def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None) -> dict:
-    """The outputs; ``given`` (kernel outputs) replaces qr (and qr_scale) upstream of q."""
+def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None, ties: dict | None = None) -> dict:
+    """The outputs; ``given`` (kernel outputs) replaces qr (and qr_scale) upstream of q; ``ties``:
+    the distances of qr's codes and of q_a's BF16 values from a rounding boundary, and codes to round the other way (atoms.quant_int8)."""
     p, d = PARAMS, DIMS
     x = inputs["x"]
     T = x.shape[0]
-    q_a, _, _ = linear(x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"))
-    r = norm_linear(q_a, p, inputs.get("gamma_cq"), inputs["wq_b"], inputs.get("wq_b_scale"), inputs.get("bias"))
+    # q_a's BF16 rounding is a tie site too: the quantiser reads it (through the norm)
+    q_a, _, _ = linear(x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"), ties=ties, site="q_a")
+    r = norm_linear(q_a, p, inputs.get("gamma_cq"), inputs["wq_b"], inputs.get("wq_b_scale"), inputs.get("bias"), ties=ties)
     out = {"qr": r["h"]}
     if p["atom"] == "AT-11":
         out["qr_scale"] = r["h_scale"]

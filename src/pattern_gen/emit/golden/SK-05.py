@@ -70,13 +70,15 @@ def make_inputs(T: int, seed: int = 0) -> dict:
 CHAINED = {"attn": ("q", "k_cache", "v_cache")}
 
 
-def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None) -> dict:
-    """The outputs; ``given`` (kernel outputs) replaces q and the caches read by the attention."""
+def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None, ties: dict | None = None) -> dict:
+    """The outputs; ``given`` (kernel outputs) replaces q and the caches read by the attention;
+    ``ties``: the INT8 codes' distances from a rounding boundary, and codes to round the other way
+    (atoms.quant_int8)."""
     p, d = PARAMS, DIMS
     T = inputs["x"].shape[0]
     x_add = f32(inputs["x"]) + f32(inputs["residual"])
     out = {"residual_out": store(x_add, "BF16")}
-    r = norm_linear(x_add, p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"))
+    r = norm_linear(x_add, p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"), ties=ties)
     if p["output_rstd"]:
         out["rstd"] = r["rstd"]
     qkv = np.asarray(r["y"])

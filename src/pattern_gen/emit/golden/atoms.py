@@ -111,17 +111,57 @@ def rmsnorm(x, gamma=None, *, eps, mode="rsqrt", beta=None):
 # AT-05 / AT-06 per-token INT8 quant and dequant ----------------------------------------------------
 
 
-def quant_int8(x):
+#: the unit of an integer code's distance from a rounding boundary: the FP32 spacing of the codes'
+#: top octave [64, 128). The FP32 value before the rounding carries the noise of the matmul and norm
+#: that produced it, an absolute error proportional to the row's largest value (mapped to 127), not
+#: to the element, so the distance is measured in that row-scale unit.
+TIE_ULP = 2.0**-17
+
+
+def _note_ties(ties, site, v, q, other):
+    """Keep each element's distance ``v`` from its rounding boundary (row-scale units, see TIE_ULP)
+    in ``ties["margin"][site]``; elements ``ties["flip"][site]`` marks take ``other``."""
+    ties.setdefault("margin", {})[site] = v
+    flip = (ties.get("flip") or {}).get(site)
+    return q if flip is None else np.where(flip, other, q)
+
+
+def quant_int8(x, ties=None, site="codes"):
     """AT-05: per row, q = rint(x * (127 / max|x|)) saturated to INT8 (ties to even); the dequant
-    scale is 1 / (127 / max|x|). An all-zero row gives q = 0 and scale 0."""
+    scale is 1 / (127 / max|x|). An all-zero row gives q = 0 and scale 0.
+
+    ``ties`` (optional dict): the distance in TIE_ULP of each FP32 value before the rounding from
+    its boundary (x.5) is kept; codes ``ties["flip"][site]`` marks round to the other neighbour."""
     xf = f32(x)
     amax = np.max(np.abs(xf), axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         qscale = np.float32(127.0) / amax
-        q = np.rint(xf * qscale)
+        v = np.nan_to_num(xf * qscale, nan=0.0)
+        q = np.rint(v)
         scale = np.float32(1.0) / qscale
-    q = np.clip(np.nan_to_num(q, nan=0.0), -128, 127).astype(np.int8)
+    if ties is not None:
+        vd = v.astype(np.float64)
+        q = _note_ties(ties, site, np.abs(vd - (np.floor(vd) + 0.5)) / TIE_ULP, q, np.where(vd >= q, q + 1, q - 1))
+    q = np.clip(q, -128, 127).astype(np.int8)
     return q, scale.astype(np.float32)
+
+
+def store_tied(a, dtype, ties=None, site="store"):
+    """``store`` of an intermediate a quantiser reads downstream: with ``ties``, each element's
+    distance from its rounding boundary (the midpoint of its two neighbours in ``dtype``) in units
+    of 2^-24 of its row's largest magnitude — the FP32 noise of a sum in another order, on the same
+    row scale as TIE_ULP — and the marked elements stored as the other neighbour."""
+    out = store(a, dtype)
+    if ties is None:
+        return out
+    af = np.asarray(a, np.float32).astype(np.float64)
+    near = out.astype(np.float64)
+    kind = STORAGE[dtype]
+    other = np.where(af >= near, np.nextafter(out, kind(np.inf)), np.nextafter(out, kind(-np.inf))).astype(np.float64)
+    unit = np.float64(2.0**-24) * np.max(np.abs(af), axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        margin = np.where(unit > 0, np.abs(af - (near + other) / 2) / unit, np.inf)
+    return _note_ties(ties, site, margin, out.astype(np.float64), other).astype(kind)
 
 
 def dequant(acc, scale_a, scale_b):
@@ -187,19 +227,21 @@ def matmul_int8(a_q, w_q, layout):
     return (a64 @ (w64.T if layout == "nk" else w64)).astype(np.int64).astype(np.int32)
 
 
-def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_scale=None, bias=None, codes=None):
+def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_scale=None, bias=None, codes=None, ties=None, site=None):
     """AT-09: returns (y, x_q, x_scale); x_q/x_scale only for int8_w8a8.
 
     none: matmul of the BF16 activation, rounded once to out_dtype (FP32 first when a bias follows);
     int8_w8a8: AT-05 on x, INT32 product, AT-06 with the per-channel weight scale;
     mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32.
-    ``codes``: int8_w8a8 with the activation already quantised, (x_q, x_scale) (x is ignored)."""
+    ``codes``: int8_w8a8 with the activation already quantised, (x_q, x_scale) (x is ignored);
+    ``ties``: passed to AT-05's quant_int8 (int8_w8a8); with ``site``, the output's own rounding
+    is recorded too (``store_tied``: an intermediate a quantiser reads)."""
     x_q = x_scale = None
     if codes is not None:
         x_q, x_scale = np.asarray(codes[0]), f32(codes[1])
         acc = dequant(matmul_int8(x_q, weight, layout), x_scale, weight_scale)
     elif quant_mode == "int8_w8a8":
-        x_q, x_scale = quant_int8(x)
+        x_q, x_scale = quant_int8(x, ties)
         acc = dequant(matmul_int8(x_q, weight, layout), x_scale, weight_scale)
     elif quant_mode == "mxfp8":
         xq, xs = mx_quantize(x)
@@ -210,26 +252,28 @@ def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_sca
         acc = matmul_acc(x, weight, layout)
     if bias is not None:
         acc = acc + f32(bias).reshape(1, -1)
+    if site is not None:
+        return store_tied(acc, out_dtype, ties, site), x_q, x_scale
     return store(acc, out_dtype), x_q, x_scale
 
 
 # AT-10 / AT-11 fused RMSNorm + linear ------------------------------------------------------------------
 
 
-def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None):
+def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None, ties=None):
     """AT-10 (h = BF16 norm output) or AT-11 (h = INT8 per-token quantised norm output).
-    Returns a dict with y, h, h_scale (AT-11) and rstd."""
+    Returns a dict with y, h, h_scale (AT-11) and rstd. ``ties``: see quant_int8."""
     normed, rstd = rmsnorm(x, gamma if p["has_gamma"] else None, eps=p["eps"], mode=p["rsqrt_mode"])
     out = {"rstd": rstd}
     bias = bias if p["has_bias"] else None
     if p["atom"] == "AT-11":
         y, h, h_scale = linear(normed, weight, layout=p["weight_layout"], quant_mode="int8_w8a8",
-                               out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias)
+                               out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias, ties=ties)
         out.update(y=y, h=h, h_scale=h_scale)
     else:
         h = store(normed, "BF16")
         y, _, _ = linear(h, weight, layout=p["weight_layout"], quant_mode=p["quant_mode"],
-                         out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias)
+                         out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias, ties=ties)
         out.update(y=y, h=h)
     return out
 
