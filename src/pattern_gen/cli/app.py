@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("generate", "Generate every manifest instance into generated/ (or check that it is up to date)."),
     "init": ("team", "Scaffold a team repository, or adopt an existing one: config, cards/ with an example atom and its golden stub, a manifest, the pinned tool requirement, .gitignore, pre-commit hooks and a CI workflow."),
     "list": ("cards", "List the cards of the catalogue."),
+    "models": ("models", "List the model families --model understands, or what one config.json gives each skeleton."),
     "new": ("instances", "Compose a skeleton with atoms and write a kernel, its golden and its test."),
     "new-card": ("team", "Copy a card under a new id, with its golden reference (a stub that fails until written)."),
     "run": ("instances", "Run an instance (a folder, or a name under kernels/ or generated/) on random inputs against its golden and print the cost estimate; a pypto-target instance runs on the installed PyPTO."),

@@ -152,6 +152,7 @@ def new_cmd(
     platform: str | None,
     options: tuple[str, ...],
     tiles: tuple[str, ...],
+    model: str | None,
     target: str | None,
     out_dir: str | None,
     name: str | None,
@@ -164,7 +165,8 @@ def new_cmd(
     """Compose a skeleton with atoms and write a kernel, its golden and its test."""
     cat = catalogue(ctx)
     settings = project()
-    req = request_from_flags(skeleton, atoms, params, dims, platform if platform is not None else settings.platform, options, name, target or settings.target, tiles)
+    req = request_from_flags(skeleton, atoms, params, dims, platform if platform is not None else settings.platform, options, name, target or settings.target, tiles,
+                             model=model, quiet=quiet or as_json)
     out_root = _check_out(out_dir if out_dir is not None else str(settings.kernels))
     if dry_run:
         plan = resolve(cat, req)

@@ -29,14 +29,14 @@ __all__ = ["tune_cmd"]
 
 def _base_request(instance: str | None, skeleton: str | None, flags: dict[str, Any]) -> Request:
     if instance is not None:
-        if skeleton is not None:
-            raise PatternGenError(Problem("bad-option", "give an instance or --skeleton, not both"))
+        if skeleton is not None or flags["model"] is not None:
+            raise PatternGenError(Problem("bad-option", "give an instance or --skeleton (with --model), not both"))
         folder = find_instance(instance)
         return replace(instance_request(read_instance(folder), str(folder / "instance.json")), name=None)
     if skeleton is None:
         raise PatternGenError(Problem("bad-option", "tune needs an instance (folder or name) or --skeleton (with --atoms, --param, --dim ...)"))
     return request_from_flags(skeleton, flags["atoms"], flags["params"], flags["dims"], flags["platform"] or project().platform,
-                              flags["options"], None, flags["target"], flags["tiles"])
+                              flags["options"], None, flags["target"], flags["tiles"], model=flags["model"], quiet=flags["quiet"])
 
 
 def _row_cells(result: TuneResult, p: Point, rank: str) -> list[str]:
@@ -141,7 +141,7 @@ def _json(result: TuneResult) -> dict[str, Any]:
 @click.pass_context
 @handle_errors
 def tune_cmd(ctx: click.Context, instance: str | None, skeleton: str | None, atoms: str, params: tuple[str, ...], dims: tuple[str, ...],
-             platform: str | None, options: tuple[str, ...], tiles: tuple[str, ...], T_list: str | None, T_dist: str | None,
+             platform: str | None, options: tuple[str, ...], tiles: tuple[str, ...], model: str | None, T_list: str | None, T_dist: str | None,
              strategy: str, beam: int, jobs: int | None, top: int, check: int, apply_: bool, manifest: str | None,
              as_json: bool, quiet: bool) -> None:
     """Estimate the card's unroll candidates, tile alternatives and options with the cost model
@@ -150,7 +150,8 @@ def tune_cmd(ctx: click.Context, instance: str | None, skeleton: str | None, ato
         raise PatternGenError(Problem("bad-option", "give --T or --T-dist, not both"))
     weights = load_T_dist(Path(T_dist)) if T_dist else parse_T_list(T_list if T_list is not None else ",".join(map(str, DEFAULT_TS)))
     cat = catalogue(ctx)
-    flags = {"atoms": atoms, "params": params, "dims": dims, "platform": platform, "options": options, "target": None, "tiles": tiles}
+    flags = {"atoms": atoms, "params": params, "dims": dims, "platform": platform, "options": options, "target": None, "tiles": tiles,
+             "model": model, "quiet": as_json or quiet}
     base = _base_request(instance, skeleton, flags)
     path = manifest_path(ctx, manifest) if apply_ else None
     if path is not None:

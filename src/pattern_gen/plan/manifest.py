@@ -1,7 +1,8 @@
 """The manifest (``patterns/manifest.yaml``): the instances CI generates, and the requests that
 must be refused. Entries use the CLI's vocabulary: ``atoms`` ("AT-10" or "AT-03,AT-09"),
 ``params`` (``SLOT.param`` keys for fixed stages), ``dims``, ``platform``, ``options``, and
-``tiles`` (``--tile`` overrides by stage label) and ``targets`` (default ``[ptosim]``; one
+``tiles`` (``--tile`` overrides by stage label), ``model`` (a Hugging Face config.json, relative to
+the manifest, as ``--model``) and ``targets`` (default ``[ptosim]``; one
 instance folder per target).
 """
 
@@ -17,6 +18,7 @@ from ..cards.yamlsrc import load_located_file
 from ..emit.targets import DEFAULT_TARGET
 from ..vocab.errors import PatternGenError, Problem
 from .kernel_plan import Request
+from .model_request import apply_model
 
 __all__ = ["Manifest", "ManifestEntry", "RefusedEntry", "load_manifest", "to_request", "to_requests", "split_params"]
 
@@ -33,6 +35,8 @@ class _Entry(BaseModel):
     #: ``--tile`` overrides by stage label (what ``tune --apply`` writes)
     tiles: dict[str, list[int] | dict[str, list[int]]] = Field(default_factory=dict)
     name: str | None = None
+    #: a Hugging Face config.json (relative to the manifest) that fills dims and parameters
+    model: str | None = None
     why: str = ""
 
 
@@ -88,7 +92,7 @@ def to_request(entry: _Entry, target: str | None = None) -> Request:
     for ``target`` (None: the default target)."""
     atoms = entry.atoms.split(",") if isinstance(entry.atoms, str) else list(entry.atoms)
     bare, staged = split_params(entry.params)
-    return Request(
+    req = Request(
         skeleton=entry.skeleton,
         atoms=tuple(a.strip() for a in atoms),
         params=bare,
@@ -100,6 +104,7 @@ def to_request(entry: _Entry, target: str | None = None) -> Request:
         name=entry.name if target in (None, DEFAULT_TARGET) or entry.name is None else f"{entry.name}-{target}",
         target=None if target in (None, DEFAULT_TARGET) else target,
     )
+    return req if entry.model is None else apply_model(req, Path(entry.model))[0]
 
 
 def load_manifest(path: Path) -> Manifest:
@@ -107,6 +112,10 @@ def load_manifest(path: Path) -> Manifest:
     if not path.is_file():
         raise PatternGenError(Problem("manifest", f"no manifest at {path}", str(path)))
     located = load_located_file(path)
+    for group in ("instances", "refused"):  # a model path is relative to the manifest
+        for item in (located.data.get(group) or []) if isinstance(located.data, dict) else []:
+            if isinstance(item, dict) and isinstance(item.get("model"), str):
+                item["model"] = str(path.parent / item["model"])
     try:
         manifest = Manifest.model_validate(located.data)
     except ValidationError as exc:

@@ -44,6 +44,7 @@ ErrorCode = Literal[
     "bad-profile",
     "unknown-target",
     "bad-config",
+    "model-config",
     "missing-golden",
     "slot-mismatch",
     "unknown-param",

@@ -1,0 +1,210 @@
+"""Kernels instantiated with ``--model`` compute what transformers' own modules compute.
+
+The user's path end to end: ``pattern-gen new --model <tiny config.json> --skeleton SK-0N``, the
+weights taken from a transformers module built from the same config (``adapters.inputs_from_hf``),
+cos/sin from ``adapters.rope_tables``, the paged metadata from vLLM's form
+(``adapters.paged_from_vllm``). The module gets nothing of the kernel's: it runs its own forward
+with its own rotary embedding, scale and cache; its outputs are read through hooks.
+
+Criterion, per output: relative RMS error vs float64 math on the same BF16 inputs and weights,
+kernel <= 1.1 x the module's own BF16 error. The float64 reference computes what the module computes
+(Qwen3: the norm reads the BF16-rounded residual sum, as the decoder and vLLM's fused_add_rms_norm).
+Skips where torch or transformers is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from pattern_gen.adapters import inputs_from_hf, paged_from_vllm, rope_dims_to_hf, rope_tables  # noqa: E402
+from pattern_gen.emit.render import module_id  # noqa: E402
+from tests.conftest import run_cli  # noqa: E402
+
+MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
+SLACK = 1.10
+BF16 = torch.bfloat16
+
+
+def _instance(tmp: Path, config: str, skeleton: str, *extra: str) -> tuple[Any, dict]:
+    run = run_cli("new", "--model", MODELS / config, "--skeleton", skeleton, "--out", tmp, "-q", *extra)
+    run.assert_ok()
+    folder = Path(run.stdout.strip().splitlines()[-1])
+    spec = importlib.util.spec_from_file_location(f"parity_{module_id(folder.name)}", folder / "kernel.py")
+    kernel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kernel)  # type: ignore[union-attr]
+    gspec = importlib.util.spec_from_file_location(f"parity_{module_id(folder.name)}_golden", folder / "golden.py")
+    golden = importlib.util.module_from_spec(gspec)
+    gspec.loader.exec_module(golden)  # type: ignore[union-attr]
+    return kernel, golden.DIMS
+
+
+def f64(a: Any) -> np.ndarray:
+    if isinstance(a, torch.Tensor):
+        return a.detach().to(torch.float64).numpy()
+    return np.asarray(a).astype(np.float64)
+
+
+def rel(out: Any, ref: np.ndarray) -> float:
+    return float(np.linalg.norm(f64(out).reshape(ref.shape) - ref) / np.linalg.norm(ref))
+
+
+def compare(name: str, ours: Any, hf: Any, ref: np.ndarray, report: list[str]) -> None:
+    e_ours, e_hf = rel(ours, ref), rel(hf, ref)
+    report.append(f"{name}: kernel {e_ours:.3e}, transformers {e_hf:.3e} (ratio {e_ours / e_hf:.2f})")
+    assert e_ours <= SLACK * e_hf, f"{name}: the kernel's error {e_ours:.3e} exceeds transformers' {e_hf:.3e} x {SLACK}"
+
+
+def randomize(module: Any, seed: int) -> None:
+    """Random weights of a realistic spread (every parameter BF16-representable, whatever its dtype)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if "norm" in name or "layernorm" in name:
+                v = 1 + 0.2 * torch.randn(p.shape, generator=g)
+            else:
+                v = torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5
+            p.copy_(v.to(BF16).to(p.dtype))
+
+
+def rms64(x: np.ndarray, gamma: np.ndarray | None, eps: float) -> np.ndarray:
+    y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+    return y if gamma is None else y * f64(gamma)
+
+
+# --- Qwen3: SK-05 vs Qwen3DecoderLayer's input norm + Qwen3Attention (prefill, then decode) ---------
+
+
+def _qwen3_layer(config: Path) -> Any:
+    from transformers import Qwen3Config
+    from transformers.models.qwen3.modeling_qwen3 import Qwen3DecoderLayer
+
+    cfg = Qwen3Config.from_json_file(config)
+    cfg._attn_implementation = "eager"
+    layer = Qwen3DecoderLayer(cfg, 0).eval()
+    randomize(layer, 1)
+    return layer.to(BF16), cfg
+
+
+def _qwen3_hf_step(layer: Any, cfg: Any, h: Any, positions: np.ndarray, cache: Any) -> dict[str, Any]:
+    """One sequence's step through the module: input_layernorm, self_attn with its own rotary
+    embedding and DynamicCache; q (after RoPE) and the o_proj input read through hooks."""
+    from transformers.masking_utils import create_causal_mask
+    from transformers.models.qwen3 import modeling_qwen3 as mq
+
+    seen: dict[str, Any] = {}
+    rotate = mq.apply_rotary_pos_emb
+
+    def spy(q: Any, k: Any, cos: Any, sin: Any, *a: Any, **kw: Any) -> Any:
+        seen["q"], seen["k"] = rotate(q, k, cos, sin, *a, **kw)
+        return seen["q"], seen["k"]
+
+    hook = layer.self_attn.o_proj.register_forward_pre_hook(lambda m, args: seen.__setitem__("attn", args[0]))
+    mq.apply_rotary_pos_emb = spy
+    try:
+        pos = torch.from_numpy(positions)[None]
+        emb = mq.Qwen3RotaryEmbedding(cfg)(h[None], pos)
+        mask = create_causal_mask(config=cfg, inputs_embeds=h[None], attention_mask=None, cache=cache, position_ids=pos)
+        with torch.no_grad():
+            normed = layer.input_layernorm(h[None])
+            layer.self_attn(normed, position_embeddings=emb, attention_mask=mask, cache=cache)
+    finally:
+        mq.apply_rotary_pos_emb = rotate
+        hook.remove()
+    return {"q": seen["q"][0].transpose(0, 1), "k": seen["k"][0].transpose(0, 1), "attn": seen["attn"][0]}
+
+
+@pytest.mark.parametrize("config", ["qwen3-tiny.json", "qwen3-tiny-d128.json"])
+def test_sk05_matches_qwen3(tmp_path: Path, config: str, capsys: Any) -> None:
+    from transformers.cache_utils import DynamicCache
+
+    kernel, d = _instance(tmp_path, config, "SK-05")
+    layer, cfg = _qwen3_layer(MODELS / config)
+    H, NQ, NKV, D, BS, NB, MB = d["H"], d["NQ"], d["NKV"], d["D"], d["BS"], d["NB"], d["MB"]
+    eps = cfg.rms_norm_eps
+    w = inputs_from_hf(layer, "SK-05")
+    rng = np.random.default_rng(5)
+    blocks = {0: 2, 1: 5}  # sequence -> its cache block (one block holds BS >= its keys)
+    caches = {"k": np.zeros((NB * BS, NKV * D), np.float32).astype(w["weight"].dtype), "v": None}
+    caches["v"] = caches["k"].copy()
+    hf_caches = {s: DynamicCache() for s in blocks}
+    k64 = {s: [] for s in blocks}  # float64 keys and values per sequence, in position order
+    v64 = {s: [] for s in blocks}
+    report: list[str] = []
+
+    # a causal prefill of two sequences (5 and 3 tokens), then one decode step of both with a
+    # padding token between them (slot -1 mid-batch, as vLLM may pass): (sequence, new tokens, start)
+    steps = [[(0, 5, 0), (1, 3, 0)], [(0, 1, 5), (None, 1, 0), (1, 1, 3)]]
+    for step_no, batch in enumerate(steps):
+        qsl, lens, table, slots, positions, owner = [0], [], [], [], [], []
+        for s, new, start in batch:
+            qsl.append(qsl[-1] + new)
+            lens.append(start + new)
+            table.append([blocks[s] if s is not None else 0])
+            for p in range(new):
+                positions.append(start + p)
+                slots.append(-1 if s is None else blocks[s] * BS + start + p)
+                owner.append(s)
+        T = len(slots)
+        x = (rng.standard_normal((T, H)) * 0.5).astype(np.float32).astype(w["weight"].dtype)
+        res = (rng.standard_normal((T, H)) * 2.0).astype(np.float32).astype(w["weight"].dtype)
+        cos, sin = rope_tables(np.array(positions), MODELS / config)
+        paged = paged_from_vllm(np.array(table), np.array(lens), np.array(qsl), np.array(slots, np.int64), block_size=BS, table_width=MB)
+        inputs = {"x": paged.to_kernel(x), "residual": paged.to_kernel(res), "cos": paged.to_kernel(cos), "sin": paged.to_kernel(sin),
+                  "k_cache": caches["k"], "v_cache": caches["v"], **paged.inputs(), **w}
+        out = kernel.run(inputs)
+        caches["k"], caches["v"] = out["k_cache"], out["v_cache"]
+        q_k, attn_k = paged.from_kernel(out["q"]), paged.from_kernel(out["attn"])
+
+        # transformers, one sequence at a time with its own DynamicCache; float64 beside it
+        got_all: dict[str, list] = {key: [] for key in ("q_hf", "q_ref", "q_ours", "a_hf", "a_ref", "a_ours", "k_hf", "k_ref", "k_ours")}
+        for s, new, start in batch:
+            if s is None:
+                continue
+            idx = [i for i, o in enumerate(owner) if o == s]
+            h = torch.from_numpy(x[idx].astype(np.float32)).to(BF16) + torch.from_numpy(res[idx].astype(np.float32)).to(BF16)
+            got = _qwen3_hf_step(layer, cfg, h, np.array(positions)[idx], hf_caches[s])
+            qkv = rms64(f64(h), w["gamma"], eps) @ f64(w["weight"]).T  # the module normalises the BF16 sum
+            c, sn = f64(cos[idx])[:, None, :], f64(sin[idx])[:, None, :]
+
+            def rope64(t: np.ndarray) -> np.ndarray:
+                return t * c + np.concatenate([-t[..., D // 2:], t[..., : D // 2]], -1) * sn
+
+            q64 = rope64(rms64(qkv[:, : NQ * D].reshape(-1, NQ, D), w["q_gamma"], eps))
+            k64[s] += list(rope64(rms64(qkv[:, NQ * D:(NQ + NKV) * D].reshape(-1, NKV, D), w["k_gamma"], eps)))
+            v64[s] += list(qkv[:, (NQ + NKV) * D:].reshape(-1, NKV, D))
+            keys, vals = np.array(k64[s]), np.array(v64[s])
+            for j in range(new):
+                n = start + j + 1  # causal: the token sees its sequence up to itself
+                ref = np.zeros((NQ, D))
+                for hq in range(NQ):
+                    g = hq // (NQ // NKV)
+                    sc = keys[:n, g] @ q64[j, hq] * D ** -0.5  # Qwen3Attention.scaling
+                    e = np.exp(sc - sc.max())
+                    ref[hq] = (e / e.sum()) @ vals[:n, g]
+                got_all["a_ref"].append(ref.reshape(-1))
+            got_all["q_ref"].append(q64)
+            got_all["q_hf"].append(got["q"])
+            got_all["q_ours"].append(q_k[idx])
+            got_all["a_hf"].append(got["attn"])
+            got_all["a_ours"].append(attn_k[idx])
+            got_all["k_hf"].append(got["k"])
+            got_all["k_ref"].append(keys[-new:])
+            got_all["k_ours"].append(caches["k"][np.array(slots)[idx]].reshape(-1, NKV, D))
+        tag = "prefill" if step_no == 0 else "decode"
+        cat = {k: (torch.cat(v) if k.endswith("hf") else np.concatenate(v) if not k.startswith("a_ref") else np.array(v)) for k, v in got_all.items()}
+        compare(f"{tag} q", cat["q_ours"], cat["q_hf"], cat["q_ref"], report)
+        compare(f"{tag} k_cache rows", cat["k_ours"], cat["k_hf"], cat["k_ref"], report)
+        compare(f"{tag} attn", cat["a_ours"], cat["a_hf"], cat["a_ref"], report)
+    # the padding token wrote nothing: only the 10 real tokens' slots hold keys
+    written = np.flatnonzero(np.any(caches["k"].astype(np.float32) != 0, axis=1))
+    assert len(written) == 5 + 1 + 3 + 1, written
+    with capsys.disabled():
+        print(f"\nSK-05 --model {config}: " + "; ".join(report))
