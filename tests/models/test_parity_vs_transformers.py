@@ -18,6 +18,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -208,3 +209,160 @@ def test_sk05_matches_qwen3(tmp_path: Path, config: str, capsys: Any) -> None:
     assert len(written) == 5 + 1 + 3 + 1, written
     with capsys.disabled():
         print(f"\nSK-05 --model {config}: " + "; ".join(report))
+
+
+# --- DeepSeek-V3 / V4: SK-04 vs DeepseekV3Attention / DeepseekV4Attention, read up to the rope ------
+
+
+def _np_bf16(t: Any) -> np.ndarray:
+    return t.float().numpy().astype(ml_dtypes.bfloat16)
+
+
+class _Stop(Exception):
+    """Ends a module's forward once the prolog's outputs are seen (what follows is attention)."""
+
+
+def _rope_pairs64(t: np.ndarray, cos: np.ndarray, sin: np.ndarray, R: int) -> np.ndarray:
+    """Interleaved-pair RoPE on the last R dims in float64 (tables [T, R], one angle per pair)."""
+    part = t[..., t.shape[-1] - R:]
+    e, o = part[..., 0::2], part[..., 1::2]
+    c = f64(cos)[:, None, 0::2] if t.ndim == 3 else f64(cos)[:, 0::2]
+    s = f64(sin)[:, None, 0::2] if t.ndim == 3 else f64(sin)[:, 0::2]
+    rot = np.stack([e * c - o * s, o * c + e * s], -1).reshape(part.shape)
+    return np.concatenate([t[..., : t.shape[-1] - R], rot], -1)
+
+
+def _hf_prolog(module: Any, mod: Any, rope_fn: str, x: Any, emb: Any, hooks: dict[str, Any], calls: int) -> dict[str, Any]:
+    """Run ``module`` on x, recording the outputs of the submodules in ``hooks`` and of its rope
+    function (``mod.<rope_fn>``) until it has been called ``calls`` times."""
+    seen: dict[str, Any] = {"rope": []}
+    original = getattr(mod, rope_fn)
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        result = original(*args, **kw)
+        seen["rope"].append(result)
+        if len(seen["rope"]) == calls:
+            raise _Stop
+        return result
+
+    handles = [sub.register_forward_hook(lambda m, a, out, key=key: seen.__setitem__(key, out)) for key, sub in hooks.items()]
+    setattr(mod, rope_fn, spy)
+    try:
+        with torch.no_grad(), pytest.raises(_Stop):
+            module(x[None], position_embeddings=emb, position_ids=torch.arange(x.shape[0])[None], attention_mask=None)
+    finally:
+        setattr(mod, rope_fn, original)
+        for h in handles:
+            h.remove()
+    return seen
+
+
+def test_sk04_matches_deepseek_v3_attention(tmp_path: Path, capsys: Any) -> None:
+    from transformers import DeepseekV3Config
+    from transformers.models.deepseek_v3 import modeling_deepseek_v3 as m3
+
+    kernel, d = _instance(tmp_path, "deepseek-v3-tiny.json", "SK-04")
+    cfg = DeepseekV3Config.from_json_file(MODELS / "deepseek-v3-tiny.json")
+    cfg._attn_implementation = "eager"
+    attn = m3.DeepseekV3Attention(cfg, 0).eval()
+    randomize(attn, 2)
+    attn = attn.to(BF16)
+    T, NH, D, DKV, R, eps = 16, d["NH"], d["D"], d["DKV"], d["R"], cfg.rms_norm_eps
+    positions = np.arange(100, 100 + T)
+    x = torch.randn(T, d["H"], generator=torch.Generator().manual_seed(3)).to(BF16)
+    emb = m3.DeepseekV3RotaryEmbedding(cfg)(x[None], torch.from_numpy(positions)[None])
+    seen = _hf_prolog(attn, m3, "apply_rotary_pos_emb_interleave", x, emb, {"q": attn.q_b_proj, "kv": attn.kv_a_layernorm}, 1)
+    q_rot, k_rot = seen["rope"][0]
+    q_hf = torch.cat([seen["q"].view(T, NH, D)[..., : D - R], q_rot[0].transpose(0, 1)], -1)
+
+    w = inputs_from_hf(attn, "SK-04")
+    cos, sin = rope_tables(positions, MODELS / "deepseek-v3-tiny.json")
+    out = kernel.run({"x": x.float().numpy().astype(w["wq_a"].dtype), "cos": cos, "sin": sin, **w})
+
+    xf = f64(x)
+    q64 = (rms64(xf @ f64(w["wq_a"]), w["gamma_cq"], eps) @ f64(w["wq_b"])).reshape(T, NH, D)  # V3: no per-head q norm
+    kv_a = xf @ f64(w["wkv"])
+    report: list[str] = []
+    compare("q", rope_dims_to_hf(out["q"].astype(np.float32), R), q_hf, rope_dims_to_hf(_rope_pairs64(q64, cos, sin, R), R), report)
+    compare("kv", out["kv"], seen["kv"][0], rms64(kv_a[:, :DKV], w["gamma_ckv"], eps), report)
+    compare("kr", rope_dims_to_hf(out["kr"].astype(np.float32), R), k_rot[0, 0], rope_dims_to_hf(_rope_pairs64(kv_a[:, DKV:], cos, sin, R), R), report)
+    with capsys.disabled():
+        print("\nSK-04 --model deepseek-v3-tiny.json vs DeepseekV3Attention: " + "; ".join(report))
+
+
+def test_sk04_matches_deepseek_v4_attention(tmp_path: Path, capsys: Any) -> None:
+    from transformers import DeepseekV4Config
+    from transformers.models.deepseek_v4 import modeling_deepseek_v4 as m4
+
+    kernel, d = _instance(tmp_path, "deepseek-v4-tiny.json", "SK-04")
+    cfg = DeepseekV4Config.from_json_file(MODELS / "deepseek-v4-tiny.json")
+    cfg._attn_implementation = "eager"
+    attn = m4.DeepseekV4Attention(cfg, 0).eval()
+    randomize(attn, 4)  # its norm weights stay FP32 (as V4 keeps them), BF16-representable
+    attn = attn.to(BF16)
+    attn.q_a_norm.float()
+    attn.kv_norm.float()
+    T, NH, D, R, eps = 16, d["NH"], d["D"], d["R"], cfg.rms_norm_eps
+    positions = np.arange(40, 40 + T)
+    x = torch.randn(T, d["H"], generator=torch.Generator().manual_seed(5)).to(BF16)
+    rotary = m4.DeepseekV4RotaryEmbedding(cfg)
+    pos = torch.from_numpy(positions)[None]
+    emb = {label: rotary(x[None], pos, layer_type=label) for label in ("main", "compress")}
+    seen = _hf_prolog(attn, m4, "apply_rotary_pos_emb", x, emb, {"qr": attn.q_a_norm}, 2)
+    q_hf, kv_hf = seen["rope"][0][0].transpose(0, 1), seen["rope"][1][0, 0]
+
+    w = inputs_from_hf(attn, "SK-04")
+    assert w["gamma_cq"].dtype.name == "bfloat16"
+    cos, sin = rope_tables(positions, MODELS / "deepseek-v4-tiny.json", rope=attn.rope_layer_type)
+    out = kernel.run({"x": x.float().numpy().astype(w["wq_a"].dtype), "cos": cos, "sin": sin, **w})
+
+    xf = f64(x)
+    qr64 = rms64(xf @ f64(w["wq_a"]), w["gamma_cq"], eps)
+    q64 = _rope_pairs64(rms64((qr64 @ f64(w["wq_b"])).reshape(T, NH, D), None, eps), cos, sin, R)
+    kv64 = _rope_pairs64(rms64(xf @ f64(w["wkv"]), w["gamma_ckv"], eps), cos, sin, R)
+    report: list[str] = []
+    compare("qr", out["qr"], seen["qr"][0], qr64, report)
+    compare("q", out["q"], q_hf, q64, report)
+    compare("kv", out["kv"], kv_hf, kv64, report)
+    with capsys.disabled():
+        print(f"\nSK-04 --model deepseek-v4-tiny.json vs DeepseekV4Attention ({attn.rope_layer_type} rope): " + "; ".join(report))
+
+
+# --- SK-01 vs torch's scaled_dot_product_attention (GQA) over vLLM-style paged sequences ------------
+
+
+def test_sk01_matches_torch_sdpa(tmp_path: Path, capsys: Any) -> None:
+    kernel, d = _instance(tmp_path, "qwen3-tiny.json", "SK-01", "--dim", "NB=8", "--dim", "BS=32", "--dim", "MB=4")
+    NQ, NKV, D, NB, BS, MB = d["NQ"], d["NKV"], d["D"], d["NB"], d["BS"], d["MB"]
+    rng = np.random.default_rng(11)
+    kc = rng.standard_normal((NB * BS, NKV * D)).astype(np.float32)
+    vc = rng.standard_normal((NB * BS, NKV * D)).astype(np.float32)
+    kc, vc = torch.from_numpy(kc).to(BF16), torch.from_numpy(vc).to(BF16)
+    # three sequences (vLLM: per sequence tables and lengths, one decode token each, and a 4-token
+    # chunk of the third's prefill, causal), through the adapter to the kernel's per-token forms
+    tables = np.array([[3, 1, 6, 0], [5, 2, -1, -1], [7, 4, 0, 2]])
+    lens = np.array([70, 40, 100])
+    qsl = np.array([0, 1, 2, 6])
+    paged = paged_from_vllm(tables, lens, qsl, np.arange(6), block_size=BS, table_width=MB)
+    T = 6
+    q = torch.from_numpy(rng.standard_normal((T, NQ, D)).astype(np.float32)).to(BF16)
+    out = kernel.run({"q": paged.to_kernel(_np_bf16(q)), "k_cache": _np_bf16(kc), "v_cache": _np_bf16(vc), **paged.inputs()})
+    hf, ref = [], []
+    for t in range(T):
+        n = int(paged.context_lens[t])
+        rows = np.array([paged.block_table[t, p // BS] * BS + p % BS for p in range(n)])
+        k = kc[rows].view(n, NKV, D).transpose(0, 1)[None]
+        v = vc[rows].view(n, NKV, D).transpose(0, 1)[None]
+        with torch.no_grad():  # torch's own scale: 1/sqrt(D)
+            hf.append(torch.nn.functional.scaled_dot_product_attention(q[t][None, :, None, :], k, v, enable_gqa=True)[0, :, 0])
+        k64, v64 = f64(k[0]), f64(v[0])
+        o = np.zeros((NQ, D))
+        for h in range(NQ):
+            s = k64[h // (NQ // NKV)] @ f64(q[t, h]) / np.sqrt(D)
+            e = np.exp(s - s.max())
+            o[h] = e / e.sum() @ v64[h // (NQ // NKV)]
+        ref.append(o)
+    report: list[str] = []
+    compare("out", paged.from_kernel(out["out"]), torch.stack(hf), np.array(ref), report)
+    with capsys.disabled():
+        print("\nSK-01 --model qwen3-tiny.json vs torch SDPA (GQA): " + "; ".join(report))
