@@ -27,15 +27,14 @@ pytest.importorskip("transformers")
 
 from pattern_gen.adapters import inputs_from_hf, paged_from_vllm, rope_dims_to_hf, rope_tables  # noqa: E402
 from pattern_gen.emit.render import module_id  # noqa: E402
-from tests.conftest import run_cli  # noqa: E402
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
 SLACK = 1.10
 BF16 = torch.bfloat16
 
 
-def _instance(tmp: Path, config: str, skeleton: str, *extra: str) -> tuple[Any, dict]:
-    run = run_cli("new", "--model", MODELS / config, "--skeleton", skeleton, "--out", tmp, "-q", *extra)
+def _instance(cli: Any, tmp: Path, config: str, skeleton: str, *extra: str) -> tuple[Any, dict]:
+    run = cli("new", "--model", MODELS / config, "--skeleton", skeleton, "--out", tmp, "-q", *extra)
     run.assert_ok()
     folder = Path(run.stdout.strip().splitlines()[-1])
     spec = importlib.util.spec_from_file_location(f"parity_{module_id(folder.name)}", folder / "kernel.py")
@@ -123,10 +122,10 @@ def _qwen3_hf_step(layer: Any, cfg: Any, h: Any, positions: np.ndarray, cache: A
 
 
 @pytest.mark.parametrize("config", ["qwen3-tiny.json", "qwen3-tiny-d128.json"])
-def test_sk05_matches_qwen3(tmp_path: Path, config: str, capsys: Any) -> None:
+def test_sk05_matches_qwen3(cli: Any, tmp_path: Path, config: str, capsys: Any) -> None:
     from transformers.cache_utils import DynamicCache
 
-    kernel, d = _instance(tmp_path, config, "SK-05")
+    kernel, d = _instance(cli, tmp_path, config, "SK-05")
     layer, cfg = _qwen3_layer(MODELS / config)
     H, NQ, NKV, D, BS, NB, MB = d["H"], d["NQ"], d["NKV"], d["D"], d["BS"], d["NB"], d["MB"]
     eps = cfg.rms_norm_eps
@@ -257,11 +256,11 @@ def _hf_prolog(module: Any, mod: Any, rope_fn: str, x: Any, emb: Any, hooks: dic
     return seen
 
 
-def test_sk04_matches_deepseek_v3_attention(tmp_path: Path, capsys: Any) -> None:
+def test_sk04_matches_deepseek_v3_attention(cli: Any, tmp_path: Path, capsys: Any) -> None:
     from transformers import DeepseekV3Config
     from transformers.models.deepseek_v3 import modeling_deepseek_v3 as m3
 
-    kernel, d = _instance(tmp_path, "deepseek-v3-tiny.json", "SK-04")
+    kernel, d = _instance(cli, tmp_path, "deepseek-v3-tiny.json", "SK-04")
     cfg = DeepseekV3Config.from_json_file(MODELS / "deepseek-v3-tiny.json")
     cfg._attn_implementation = "eager"
     attn = m3.DeepseekV3Attention(cfg, 0).eval()
@@ -290,11 +289,11 @@ def test_sk04_matches_deepseek_v3_attention(tmp_path: Path, capsys: Any) -> None
         print("\nSK-04 --model deepseek-v3-tiny.json vs DeepseekV3Attention: " + "; ".join(report))
 
 
-def test_sk04_matches_deepseek_v4_attention(tmp_path: Path, capsys: Any) -> None:
+def test_sk04_matches_deepseek_v4_attention(cli: Any, tmp_path: Path, capsys: Any) -> None:
     from transformers import DeepseekV4Config
     from transformers.models.deepseek_v4 import modeling_deepseek_v4 as m4
 
-    kernel, d = _instance(tmp_path, "deepseek-v4-tiny.json", "SK-04")
+    kernel, d = _instance(cli, tmp_path, "deepseek-v4-tiny.json", "SK-04")
     cfg = DeepseekV4Config.from_json_file(MODELS / "deepseek-v4-tiny.json")
     cfg._attn_implementation = "eager"
     attn = m4.DeepseekV4Attention(cfg, 0).eval()
@@ -331,8 +330,8 @@ def test_sk04_matches_deepseek_v4_attention(tmp_path: Path, capsys: Any) -> None
 # --- SK-01 vs torch's scaled_dot_product_attention (GQA) over vLLM-style paged sequences ------------
 
 
-def test_sk01_matches_torch_sdpa(tmp_path: Path, capsys: Any) -> None:
-    kernel, d = _instance(tmp_path, "qwen3-tiny.json", "SK-01", "--dim", "NB=8", "--dim", "BS=32", "--dim", "MB=4")
+def test_sk01_matches_torch_sdpa(cli: Any, tmp_path: Path, capsys: Any) -> None:
+    kernel, d = _instance(cli, tmp_path, "qwen3-tiny.json", "SK-01", "--dim", "NB=8", "--dim", "BS=32", "--dim", "MB=4")
     NQ, NKV, D, NB, BS, MB = d["NQ"], d["NKV"], d["D"], d["NB"], d["BS"], d["MB"]
     rng = np.random.default_rng(11)
     kc = rng.standard_normal((NB * BS, NKV * D)).astype(np.float32)
