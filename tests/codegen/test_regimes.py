@@ -1,11 +1,13 @@
 """Skeleton regimes: SK-03's mhc_pre class (huge reduction x tiny output width) replaces the unroll
-candidates, tiles, option advice and cache policy when the card's trigger rule holds."""
+candidates, tiles, option advice and cache policy when the card's trigger rule holds, defaults to no
+gamma (upstream's mhc_pre has none) and takes any N up to 64 (PyPTO 0.2.0 compiles, simulates and
+verifies every N measured: tests/real_pypto/test_mhc_pre_widths.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-MHC = {"dims": {"K": 28672, "N": 32}, "params": {"out_dtype": "FP32", "has_gamma": False}}
+MHC = {"dims": {"K": 28672, "N": 24}, "params": {"out_dtype": "FP32"}}  # DeepSeek-V4's hc_pre width
 
 
 def _stage(plan, label):
@@ -14,7 +16,7 @@ def _stage(plan, label):
 
 def test_the_trigger_rule_selects_the_mhc_pre_settings(resolve_req):
     plan = resolve_req("SK-03", "AT-10", **MHC)
-    assert plan.unroll == 16 and plan.params["weight_layout"] == "kn"
+    assert plan.unroll == 16 and plan.params["weight_layout"] == "kn" and plan.params["has_gamma"] is False
     linear = _stage(plan, "proj.linear")
     assert linear.split_k and linear.cube_tile["m"] == [16, 16] and linear.cube_tile["n"] == [128, 128]
     assert "split-K" in linear.tile_text() and linear.to_json()["split_k"] is True
@@ -30,12 +32,44 @@ def test_below_the_reduction_bound_the_general_settings_apply(resolve_req):
     plan = resolve_req("SK-03", "AT-10", **{**MHC, "dims": {"K": 8192, "N": 32}})
     assert plan.unroll == 128 and not _stage(plan, "proj.linear").split_k
     assert not any("mhc_pre" in n for n in plan.notes)
+    assert plan.params["has_gamma"] is True  # the card's default outside the regime
+
+
+@pytest.mark.parametrize("n", [1, 12, 20, 24, 40, 63, 64])
+def test_the_regime_takes_any_output_width_up_to_64(resolve_req, n):
+    plan = resolve_req("SK-03", "AT-10", dims={"K": 28672, "N": n}, params=MHC["params"])
+    assert plan.dims["N"] == n and plan.unroll == 16 and plan.name.endswith(f"-K28672-N{n}")
+
+
+def test_the_regime_defaults_to_no_gamma_but_takes_one(resolve_req):
+    plan = resolve_req("SK-03", "AT-10", dims=MHC["dims"], params={**MHC["params"], "has_gamma": True})
+    assert plan.params["has_gamma"] is True and "-gamma-" in plan.name
+    assert plan.param_defaults["has_gamma"] is False  # the regime's default, shown as such by the plan
+    assert "-nogamma-" in resolve_req("SK-03", "AT-10", **MHC).name
+
+
+@pytest.mark.parametrize(
+    "dims, says",
+    [
+        ({"K": 8192, "N": 24}, "use --dim N=16 or 32; SK-03's mhc_pre regime takes it when N <= 64 and K >= 16384 and out_dtype = FP32"),
+        ({"K": 28672, "N": 72}, "use --dim N=64 or 80"),  # wider than the regime: the card's own step
+    ],
+)
+def test_outside_the_regime_n_is_a_multiple_of_16(problems, dims, says):
+    found = problems("SK-03", "AT-10", dims=dims, params=MHC["params"])
+    assert [c for c, _ in found] == ["bad-dim"]
+    assert found[0][1] == f"dim N={dims['N']} must be a multiple of 16 (Output features); {says}"
+
+
+def test_a_bf16_output_is_not_the_regime_so_n_24_is_refused(problems):
+    found = problems("SK-03", "AT-10", dims=MHC["dims"], params={"out_dtype": "BF16"})
+    assert [c for c, _ in found] == ["bad-dim"] and "mhc_pre regime takes it when" in found[0][1]
 
 
 @pytest.mark.parametrize(
     "change",
     [
-        {"params": {"out_dtype": "BF16", "has_gamma": False}},  # split-K needs an FP32 output: not the class
+        {"dims": {"K": 28672, "N": 32}, "params": {"out_dtype": "BF16", "has_gamma": False}},  # split-K needs an FP32 output: not the class
         {"dims": {"K": 28672, "N": 80}},  # output wider than 64
     ],
 )
@@ -63,4 +97,14 @@ def test_the_kernel_sets_split_k_and_passes_its_golden(instance_factory):
     folder = instance_factory("SK-03", "AT-10", **MHC)
     text = (folder / "kernel.py").read_text()
     assert "enable_split_k=True" in text and "b_trans=True" not in text and "NONE_CACHEABLE" not in text
+    assert run_instance(folder, T=17, estimate=False).passed
+
+
+@pytest.mark.parametrize("n", [1, 20])
+def test_ptosim_runs_widths_below_a_cube_tile_as_pypto_does(instance_factory, n):
+    """The n tile (128) covers beyond N: ptosim clips it to the tensor, as PyPTO 0.2.0 does (it
+    compiles, simulates and verifies N = 1 to 64, measured)."""
+    from pattern_gen.output.instances import run_instance
+
+    folder = instance_factory("SK-03", "AT-10", dims={"K": 28672, "N": n}, params=MHC["params"])
     assert run_instance(folder, T=17, estimate=False).passed

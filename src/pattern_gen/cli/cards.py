@@ -16,7 +16,7 @@ from ..catalogue.catalogue import Catalogue, card_files, load_catalogue
 from ..docs.describe import card_detail, card_summary, expansion_code, pseudo_code, skeleton_expansion
 from ..flow import FlowError, Unavailable
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..vocab.text import plain, quote
+from ..vocab.text import plain, quote, yaml_word
 from .app import main
 from .paths import unopenable
 from .common import (
@@ -130,7 +130,9 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
         for r in card.regimes:
             tiles = ", ".join(f"{label} {t.text()}" for label, t in r.tiles.items())
             out.print(literal(f"regime {r.name}: when {r.trigger()} -> unroll {r.unroll}; {tiles}"
-                              + ("; no cache policy" if r.cache_policy == [] else "")))
+                              + ("; no cache policy" if r.cache_policy == [] else "")
+                              + "".join(f"; {k} defaults to {yaml_word(v)}" for k, v in r.slot_defaults.items())
+                              + "".join(f"; {k} any value" if v == 1 else f"; {k} a multiple of {v}" for k, v in r.multiple_of.items())))
     out.print(literal(f"depends on: {', '.join(detail['depends_on']) or '—'}   used by: {', '.join(detail['used_by']) or '—'}"))
     for u in detail["upgrades"]:
         out.print(literal(f"upgrade: when {u['when']} -> {u['to']}: {u['reason']}"))

@@ -15,6 +15,7 @@ from ..flow import (
 )
 from ..plan.kernel_plan import KernelPlan
 from ..vocab.predicates import AllOf, AnyOf, Match, Not
+from ..vocab.text import yaml_word
 from .describe import card_detail, expansion_code, pseudo_code, skeleton_expansion
 from .markdown import card_link, fmt, front_matter, table, text
 from .svg import flow_svg
@@ -184,6 +185,8 @@ def _regimes(card: m.SkeletonCard) -> list[str]:
             f"Selected when {text(r.trigger())}. {text(' '.join(r.doc.split()))}", "",
             f"- unroll candidates: {', '.join(map(str, r.unroll))}",
             *([f"- parameters: {', '.join(f'`{k}` = {v}' for k, v in r.params.items())}"] if r.params else []),
+            *([f"- defaults: {', '.join(f'`{k}` = {yaml_word(v)}' for k, v in r.slot_defaults.items())} (a request may set another value)"] if r.slot_defaults else []),
+            *([f"- dims: {', '.join(f'`{k}` any value' if v == 1 else f'`{k}` a multiple of {v}' for k, v in r.multiple_of.items())} (in place of the dim's own alignment)"] if r.multiple_of else []),
             *([f"- tiles: {tiles}"] if tiles else []),
             *([f"- options: {options}"] if options else []),
             *(["- cache policy: none set (the weights stay cacheable)"] if r.cache_policy == [] else []),

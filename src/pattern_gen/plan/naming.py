@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from .regime import dim_steps
 
 __all__ = ["instance_name", "explain", "card_token", "float_token", "parse_float_token"]
 
@@ -192,9 +193,9 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
         m = re.fullmatch(r"([A-Z][A-Z_]*)(\d+)", token)
         if m and m.group(1) in skeleton.dims:
             once(m.group(1), token)
-            value, spec = int(m.group(2)), skeleton.dims[m.group(1)]
-            if value <= 0 or value % spec.multiple_of:
-                raise bad(f"dim {m.group(1)}={value} must be a positive multiple of {spec.multiple_of}")
+            value, steps = int(m.group(2)), sorted(dim_steps(skeleton, m.group(1)))
+            if value <= 0 or all(value % step for step in steps):  # the regime that takes it is checked by the resolver
+                raise bad(f"dim {m.group(1)}={value} must be a positive multiple of {' or '.join(map(str, steps))}")
             result["dims"][m.group(1)] = value
             continue
         decoded = _decode_value(naming, token, specs)

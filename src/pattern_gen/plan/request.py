@@ -22,7 +22,7 @@ from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.text import parse_float, parse_int, quote
 from .kernel_plan import Request
 
-from .regime import apply_regime, regime_note, regime_params, select_regime
+from .regime import apply_regime, dim_step_problems, regime_note, regime_params, select_regime
 
 __all__ = ["Coerced", "coerce_request", "coerce_param", "parse_tile", "DEFAULT_PLATFORM", "NAME_RE", "MAX_DIM", "MAX_NAME"]
 
@@ -201,9 +201,7 @@ def coerce_dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dic
             problems.append(Problem("bad-dim", f"dim {key} must be a positive integer; got {value}"))
         elif value > MAX_DIM:
             problems.append(Problem("bad-dim", f"dim {key}={value} is larger than {MAX_DIM}; model dims are hidden sizes and head counts"))
-        elif value % spec.multiple_of:
-            problems.append(Problem("bad-dim", f"dim {key}={value} must be a multiple of {spec.multiple_of} ({spec.doc or 'alignment'})"))
-        else:
+        else:  # its multiple_of is checked once the regime is known (dim_step_problems)
             dims[key] = value
     for key, spec in skeleton.dims.items():
         other = spec.multiple_of_dim
@@ -301,9 +299,11 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
         stages = {k: v for k, v in stages.items() if v}
     else:
         stage_defaults = {}
-    regime = select_regime(skeleton, dims, params) if not (dp or ps) else None
+    regime = select_regime(skeleton, dims, params) if not dp else None
+    problems += dim_step_problems(skeleton, regime, dims)
+    regime = regime if not ps else None
     if regime is not None:
-        problems += regime_params(regime, params, given, skeleton.id)
+        problems += regime_params(regime, params, defaults, given, skeleton.id)
         skeleton = apply_regime(skeleton, regime)
         notes.append(regime_note(skeleton.id, regime))
     unroll = skeleton.loop.candidates[0]

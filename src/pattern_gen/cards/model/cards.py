@@ -163,6 +163,14 @@ class SkeletonCard(_CardBase):
     #: special shape classes with their own settings (the first whose rule holds applies)
     regimes: list[Regime] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _regime_dims_known(self) -> "SkeletonCard":
+        for r in self.regimes:
+            unknown = sorted((set(r.dims) | set(r.multiple_of)) - set(self.dims))
+            if unknown:
+                raise ValueError(f"regime {r.name} names dim {', '.join(unknown)}, which the skeleton does not have; dims: {', '.join(self.dims)}")
+        return self
+
     @property
     def fixed_stages(self) -> list[UseItem]:
         """The ``use:`` items of every phase (before, in and after the token loop)."""

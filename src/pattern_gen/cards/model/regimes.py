@@ -46,6 +46,11 @@ class Regime(Strict):
     when: When = ALWAYS
     #: slot parameters the regime needs (a request that sets another value is refused)
     params: dict[str, Union[bool, int, float, str]] = Field(default_factory=dict)
+    #: slot parameters' defaults in the regime (a request may set another value)
+    slot_defaults: dict[str, Union[bool, int, float, str]] = Field(default_factory=dict)
+    #: a dim's alignment in the regime, replacing the dim's own ``multiple_of`` (what PyPTO takes
+    #: at these shapes, measured)
+    multiple_of: dict[str, PositiveInt] = Field(default_factory=dict)
     #: the unroll candidates of the regime (replace the loop's)
     unroll: list[PositiveInt] = Field(min_length=1)
     #: tiles by stage label or glob, before the skeleton's
@@ -57,6 +62,13 @@ class Regime(Strict):
     cache_policy: list[CachePolicyAdvice] | None = None
     #: printed with the plan
     warning: str = ""
+
+    @model_validator(mode="after")
+    def _defaults_not_needed(self) -> "Regime":
+        both = sorted(set(self.params) & set(self.slot_defaults))
+        if both:
+            raise ValueError(f"{', '.join(both)} is both needed (params) and a default (slot_defaults); keep it in one")
+        return self
 
     def trigger(self) -> str:
         parts = [b.describe(d) for d, b in self.dims.items()]

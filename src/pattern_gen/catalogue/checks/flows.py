@@ -130,21 +130,27 @@ def _slot_params_known(cat: Catalogue, atoms: list[Any], skeleton_params: Mappin
 
 
 def _slot_default_problems(cat: Catalogue, card: m.SkeletonCard, known: Mapping[str, m.ParamSpec | None]) -> list[Problem]:
+    """The skeleton's slot_defaults, and each regime's params and slot_defaults: slot parameters
+    with valid values."""
+    sets = [(("slot_defaults",), "slot_defaults", card.slot_defaults)]
+    for i, r in enumerate(card.regimes):
+        sets += [(("regimes", i, field), f"regime {r.name}'s {field}", getattr(r, field)) for field in ("params", "slot_defaults")]
     problems = []
-    for key, value in card.slot_defaults.items():
-        where = cat.where(card.id, ("slot_defaults", key))
-        spec = known.get(key)
-        if key not in known or key in _SKELETON_NAMES:
-            if card.id in cat.located:  # at the key, where the misspelling is
-                where["line"], where["col"] = cat.located[card.id].key_where(("slot_defaults", key))
-            names = sorted(k for k in known if k not in _SKELETON_NAMES)
-            problems.append(
-                Problem("unknown-param", f"slot_defaults sets {key!r}, which no atom of the slot has; parameters: {', '.join(names)}" + did_you_mean(key, names), **where)
-            )
-        elif spec is not None:
-            invalid = value_problem(spec, value)
-            if invalid:
-                problems.append(Problem("bad-param-value", f"slot_defaults sets {key}={value!r}{invalid}", **where))
+    for path, what, values in sets:
+        for key, value in values.items():
+            where = cat.where(card.id, (*path, key))
+            spec = known.get(key)
+            if key not in known or key in _SKELETON_NAMES:
+                if card.id in cat.located:  # at the key, where the misspelling is
+                    where["line"], where["col"] = cat.located[card.id].key_where((*path, key))
+                names = sorted(k for k in known if k not in _SKELETON_NAMES)
+                problems.append(
+                    Problem("unknown-param", f"{what} sets {key!r}, which no atom of the slot has; parameters: {', '.join(names)}" + did_you_mean(key, names), **where)
+                )
+            elif spec is not None:
+                invalid = value_problem(spec, value)
+                if invalid:
+                    problems.append(Problem("bad-param-value", f"{what} sets {key}={value!r}{invalid}", **where))
     return problems
 
 
