@@ -123,9 +123,16 @@ class Evaluator:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            # fork: a worker starts with the parent's imports (numpy, ptosim) already done
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method), initializer=_one_blas_thread)
+            # forkserver, not fork: forking the caller copies its whole address space, and a caller
+            # holding gigabytes (a test worker after the long-T goldens, a notebook with torch) got
+            # ENOMEM from fork() on CI; the server is a fresh interpreter that imports numpy and
+            # ptosim once and forks small workers from itself.
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(["numpy", "ptosim", "pattern_gen.tune.evaluate"])
+            else:
+                context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_one_blas_thread)
         return self._pool
 
     def _render(self, config: Config) -> Point:
