@@ -1,8 +1,9 @@
 """Loops: ``loop`` and ``loop_unroll`` with symbolic indices.
 
-``loop_unroll`` follows PyPTO: the factors are de-duplicated, sorted descending and 1 is always
-appended; each factor p runs a sub-loop over ``[pos, stop - (stop - pos) % (step * p))`` with step
-``step * p``, so any extent is covered greedily (127 with [32, 16, 8, 4, 2, 1] runs
+``loop_unroll`` follows PyPTO 0.2.0: the factors are de-duplicated, sorted descending and 1 is
+always appended; each factor p runs a sub-loop from where the previous one ended to
+``stop - (stop - start) % (step * p)`` with step ``step * p`` (``unroll_schedule``), so a list
+whose factors divide each other covers any extent greedily (127 with [32, 16, 8, 4, 2, 1] runs
 32, 32, 32, 16, 8, 4, 2, 1). It yields ``(index, factor)``: the index is symbolic, the factor a
 plain int (each factor is its own compiled path in PyPTO). Every loop opens an options scope.
 """
@@ -20,16 +21,21 @@ __all__ = ["loop", "loop_unroll", "unroll_schedule"]
 
 
 def unroll_schedule(start: int, stop: int, step: int, unroll_list: Sequence[int]) -> list[tuple[int, int]]:
-    """``[(index, factor)]`` that ``loop_unroll`` runs for concrete bounds."""
+    """``[(index, factor)]`` that ``loop_unroll`` runs for concrete bounds, as PyPTO 0.2.0 does
+    (``pypto/_controller.py``; its generated host control flow has the same loops): factor p runs
+    from where the previous factor ended up to ``stop - (stop - start) % (step * p)`` — the
+    remainder of the whole range, not of what is left. For a list whose factors divide each other
+    (every power-of-two list) that is the greedy cover; otherwise PyPTO runs a pass past ``stop``
+    ([3, 2] at T=16: a 2-pass at 15) or runs rows again ([5, 2] at T=37: 5 x 7, 2 at 35, 1 at 36),
+    measured on its SIM task dump — and so does ptosim."""
     factors = sorted({int(f) for f in unroll_list} | {1}, reverse=True)
     out: list[tuple[int, int]] = []
     pos = start
     for p in factors:
         span = step * p
-        end = stop - (stop - pos) % span
-        while pos < end:
-            out.append((pos, p))
-            pos += span
+        end = stop - (stop - start) % span
+        out += [(i, p) for i in range(pos, end, span)]
+        pos = end  # may move back: PyPTO's next sub-loop starts there
     return out
 
 

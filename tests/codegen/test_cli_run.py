@@ -177,7 +177,7 @@ def test_explain_text_and_json(cli):
         },
         "dims": {"H": 256},
         "stage_params": {"kv_norm": {"has_gamma": False}},
-        "unroll": 8,
+        "unroll": [8, 1],
         "platform": "a2a3",
     }
     # a folder path works too (the last component is the name)
@@ -210,7 +210,7 @@ def test_explain_every_generated_instance(cat, instance_dirs):
         if meta["name"] != folder.name:
             continue
         data = explain(cat, folder.name)
-        assert (data["skeleton"], data["atom"], data["unroll"], data["platform"]) == (
+        assert (data["skeleton"], data["atom"], list(data["unroll"]), data["platform"]) == (
             meta["skeleton"], meta["atoms"]["resolved"], meta["unroll"], meta["platform"]
         )
         assert data["stage_params"] == meta["stage_params"]

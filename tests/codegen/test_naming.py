@@ -35,15 +35,15 @@ def test_name_of_the_spec_example(resolve_req):
 @pytest.mark.parametrize(
     ("skeleton", "atoms", "fields", "name"),
     [
-        ("SK-03", "AT-10", {}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3"),
-        ("SK-03", "AT-03,AT-09", {"dims": {"K": 256, "N": 128}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3-K256-N128"),
-        ("SK-03", "AT-10", {"params": {"quant_mode": "int8_w8a8"}}, "sk03-at11-gamma-rsqrt-qint8-obf16-nobias-norstd-nk-u128-a2a3"),
-        ("SK-03", "AT-10", {"params": {"eps": "1e-5"}, "dims": {"K": 4096}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3-eps1em05"),
+        ("SK-03", "AT-10", {}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3"),
+        ("SK-03", "AT-03,AT-09", {"dims": {"K": 256, "N": 128}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3-K256-N128"),
+        ("SK-03", "AT-10", {"params": {"quant_mode": "int8_w8a8"}}, "sk03-at11-gamma-rsqrt-qint8-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3"),
+        ("SK-03", "AT-10", {"params": {"eps": "1e-5"}, "dims": {"K": 4096}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3-eps1em05"),
         (
             "SK-04",
             "AT-10",
             {"stage_params": {"q_head_norm": {"rsqrt_mode": "sqrt_div"}, "kv_norm": {"has_gamma": False}}},
-            "sk04-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-kn-u8-a2a3-kv_norm.nogamma-q_head_norm.sqrtdiv",
+            "sk04-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-kn-u8_4_2-a2a3-kv_norm.nogamma-q_head_norm.sqrtdiv",
         ),
         ("SK-05", "AT-10", {"params": {"unroll": 4}}, "sk05-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u4-a2a3"),
     ],
@@ -135,7 +135,7 @@ def test_explain_reverses_name(ctx, data):
         raise AssertionError(f"unexpected refusal of {req}: {exc}") from None
     decoded = explain(cat, plan.name)
     assert decoded["skeleton"] == plan.skeleton and decoded["atom"] == plan.atom
-    assert decoded["unroll"] == plan.unroll and decoded["platform"] == plan.platform
+    assert tuple(decoded["unroll"]) == plan.unroll and decoded["platform"] == plan.platform
     axes = {a["param"] for a in cat.naming["axes"]}
     expected_params = {k: v for k, v in plan.params.items() if k in axes or v != plan.param_defaults[k]}
     assert decoded["params"] == expected_params

@@ -16,7 +16,7 @@ def _stage(plan, label):
 
 def test_the_trigger_rule_selects_the_mhc_pre_settings(resolve_req):
     plan = resolve_req("SK-03", "AT-10", **MHC)
-    assert plan.unroll == 16 and plan.params["weight_layout"] == "kn" and plan.params["has_gamma"] is False
+    assert plan.unroll == (16, 1) and plan.params["weight_layout"] == "kn" and plan.params["has_gamma"] is False
     linear = _stage(plan, "proj.linear")
     assert linear.split_k and linear.cube_tile["m"] == [16, 16] and linear.cube_tile["n"] == [128, 128]
     assert "split-K" in linear.tile_text() and linear.to_json()["split_k"] is True
@@ -30,7 +30,7 @@ def test_the_trigger_rule_selects_the_mhc_pre_settings(resolve_req):
 
 def test_below_the_reduction_bound_the_general_settings_apply(resolve_req):
     plan = resolve_req("SK-03", "AT-10", **{**MHC, "dims": {"K": 8192, "N": 32}})
-    assert plan.unroll == 128 and not _stage(plan, "proj.linear").split_k
+    assert plan.unroll == (128, 64, 32, 16, 8, 1) and not _stage(plan, "proj.linear").split_k
     assert not any("mhc_pre" in n for n in plan.notes)
     assert plan.params["has_gamma"] is True  # the card's default outside the regime
 
@@ -38,7 +38,7 @@ def test_below_the_reduction_bound_the_general_settings_apply(resolve_req):
 @pytest.mark.parametrize("n", [1, 12, 20, 24, 40, 63, 64])
 def test_the_regime_takes_any_output_width_up_to_64(resolve_req, n):
     plan = resolve_req("SK-03", "AT-10", dims={"K": 28672, "N": n}, params=MHC["params"])
-    assert plan.dims["N"] == n and plan.unroll == 16 and plan.name.endswith(f"-K28672-N{n}")
+    assert plan.dims["N"] == n and plan.unroll == (16, 1) and plan.name.endswith(f"-K28672-N{n}")
 
 
 def test_the_regime_defaults_to_no_gamma_but_takes_one(resolve_req):
@@ -88,7 +88,7 @@ def test_a_parameter_the_regime_needs_cannot_be_overridden(problems):
 
 def test_the_unroll_must_be_one_of_the_regimes(problems):
     found = problems("SK-03", "AT-10", dims=MHC["dims"], params={**MHC["params"], "unroll": 128})
-    assert found[0][0] == "bad-param-value" and "one of 16 in its mhc_pre regime" in found[0][1]
+    assert found[0][0] == "bad-param-value" and "128 is not one of the candidates 16, 1 in its mhc_pre regime" in found[0][1]
 
 
 def test_the_kernel_sets_split_k_and_passes_its_golden(instance_factory):

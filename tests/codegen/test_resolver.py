@@ -34,7 +34,7 @@ def _ops(plan):
 
 def test_sk03_default_plan(resolve_req):
     plan = resolve_req("SK-03", "AT-10")
-    assert (plan.skeleton, plan.atom, plan.slot, plan.platform, plan.unroll) == ("SK-03", "AT-10", "proj", "a2a3", 128)
+    assert (plan.skeleton, plan.atom, plan.slot, plan.platform, plan.unroll) == ("SK-03", "AT-10", "proj", "a2a3", (128, 64, 32, 16, 8, 1))
     assert plan.dims == {"K": 4096, "N": 1536}
     assert _io(plan.inputs) == {
         "x": (["T", "K"], "BF16", "activation"),
@@ -64,7 +64,7 @@ def test_sk03_default_plan(resolve_req):
 
 def test_sk04_default_plan(resolve_req):
     plan = resolve_req("SK-04", "AT-10")
-    assert plan.unroll == 8 and plan.params["weight_layout"] == "kn", "SK-04 defaults to the upstream [K, N] layout"
+    assert plan.unroll == (8, 4, 2, 1) and plan.params["weight_layout"] == "kn", "SK-04 defaults to the upstream [K, N] layout"
     assert plan.loop["submit_before_loop"] is True
     assert _io(plan.inputs) == {
         "x": (["T", "H"], "BF16", "activation"),

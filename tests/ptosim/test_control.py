@@ -78,6 +78,26 @@ def test_unroll_schedule_helper_matches():
         (0, 32), (32, 32), (64, 32), (96, 16), (112, 8), (120, 4), (124, 2), (126, 1)]
 
 
+@pytest.mark.parametrize(
+    ("T", "unroll_list", "passes"),
+    [
+        # PyPTO 0.2.0 SIM, SK-03 kernel, passes read off the task dump per LoopUnroll{p} root
+        (37, [32, 16, 8, 4, 1], [(0, 32), (32, 4), (36, 1)]),
+        (1000, [32, 16, 8, 4, 1], [(i, 32) for i in range(0, 992, 32)] + [(992, 8)]),
+        (129, [32, 16, 8, 4, 1], [(0, 32), (32, 32), (64, 32), (96, 32), (128, 1)]),
+        (5, [32, 8], [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1)]),
+        # lists whose factors do not divide each other: each sub-loop ends at T minus the remainder
+        # of the whole range, so PyPTO runs a pass past T or rows again (measured the same)
+        (16, [3, 2], [(0, 3), (3, 3), (6, 3), (9, 3), (12, 3), (15, 2)]),
+        (5, [3, 2], [(0, 3), (3, 2), (4, 1)]),
+        (37, [5, 2], [(i, 5) for i in range(0, 35, 5)] + [(35, 2), (36, 1)]),
+        (129, [6, 4, 1], [(i, 6) for i in range(0, 126, 6)] + [(126, 4), (128, 1)]),
+    ],
+)
+def test_unroll_schedule_is_pyptos(T, unroll_list, passes):
+    assert pypto.unroll_schedule(0, T, 1, unroll_list) == passes
+
+
 @pytest.mark.parametrize("bad", [[], [0], [2.0], [True], 4])
 def test_bad_unroll_lists(run, bad):
     with pytest.raises(PtoSimError) as exc:

@@ -38,12 +38,15 @@ def _req(**kw) -> Request:
 
 def test_space_axes_come_from_the_plan(cat) -> None:
     pinned = tuning_space(resolve(cat, _req(params={"unroll": 16})), cat.card("SK-03").loop.candidates)
-    assert pinned.axes[0].name == "unroll" and pinned.axes[0].choices == (16,)  # --param unroll= stays fixed
+    assert pinned.axes[0].name == "unroll" and pinned.axes[0].choices == ((16, 1),)  # --param unroll= stays fixed
     plan = resolve(cat, _req())
     space = tuning_space(plan, cat.card("SK-03").loop.candidates)
     names = [a.name for a in space.axes]
     assert names[0] == "unroll" and space.axes[0].choices[0] == plan.unroll  # the card's default first
-    assert sorted(space.axes[0].choices) == sorted(cat.card("SK-03").loop.candidates)
+    # every list the candidates make, largest factor first, 1 appended as PyPTO does
+    lists = space.axes[0].choices
+    assert len(lists) == 32 and len(set(lists)) == 32 and {(16, 1), (1,), (128, 64, 32, 16, 8, 1), (64, 8, 1)} <= set(lists)
+    assert all(u[-1] == 1 and list(u) == sorted(u, reverse=True) for u in lists)
     # tiles of the loop's stages only (weight_prep is hoisted), halving and doubling
     assert "tile:proj.rmsnorm:rows" in names and not any("weight_prep" in n for n in names)
     assert {"tile:proj.linear:m", "tile:proj.linear:k", "tile:proj.linear:n"} <= set(names)
@@ -96,12 +99,13 @@ def test_ranking_winner_and_its_golden(cat) -> None:
 
 
 def test_coordinate_search_finds_the_exhaustive_optimum(cat) -> None:
-    # a space small enough to sweep: the norm tile and the options fixed, unroll x m x k x n left
-    base = _req(tiles={"proj.rmsnorm": [4, 256]}, options={"vec_nbuffer_setting": {0: 2}})
+    # a space small enough to sweep: the unroll list, the norm tile and the options fixed, m x k x n
+    # left (the 32 unroll lists are all estimated by the coordinate search's first step anyway)
+    base = _req(params={"unroll": "64,16"}, tiles={"proj.rmsnorm": [4, 256]}, options={"vec_nbuffer_setting": {0: 2}})
     weights = {1: 1.0, 16: 1.0, 64: 1.0}
     coord = tune(cat, base, weights, jobs=2, check=0)
     full = tune(cat, base, weights, strategy="exhaustive", jobs=2, check=0)
-    assert full.space.size() == 6 * 3 * 3 * 3
+    assert full.space.size() == 1 * 3 * 3 * 3
     assert coord.best.score == pytest.approx(full.best.score)
     assert len(coord.ranked) + len(coord.pruned) < len(full.ranked) + len(full.pruned)
 
@@ -188,7 +192,8 @@ def test_apply_edits_only_its_entry(cli, tmp_path: Path) -> None:
         assert after == original
         lines = [loaded.where("instances", i).get("line") for i in range(len(loaded.instances))]
         entry = loaded.instances[lines.index(data["applied"]["line"])]
-    assert entry.params.get("unroll", 128) == best["unroll"]
+    given = entry.params.get("unroll", [128, 64, 32, 16, 8, 1])
+    assert (list(given) if isinstance(given, list) else [given, 1]) == best["unroll"]
     assert entry.tiles == best["tiles"]
     # a second run finds the winner in place
     again = cli(*args)
@@ -229,11 +234,12 @@ def test_unroll_curves_are_the_single_runs(cat, tmp_path: Path) -> None:
 
     plan = resolve(cat, _req(params={"unroll": 16}))  # an instance's own unroll does not narrow its plot
     curves = unroll_curves(cat, plan, (1, 16), jobs=1)
-    assert sorted(curves) == sorted(cat.card("SK-03").loop.candidates)
+    # each candidate alone (the plan's own [16, 1] among them), keyed as the list
+    assert sorted(curves) == sorted(f"{c},1" if c > 1 else "1" for c in cat.card("SK-03").loop.candidates)
     for u in (128, 16, 1):
         _plan, folder, _ = write_instance(cat, _req(params={"unroll": u}), tmp_path)
         for T in (1, 16):
-            assert curves[u][T] == pytest.approx(estimate_instance(folder, T)["e2e_us"], abs=1e-9)
+            assert curves[f"{u},1" if u > 1 else "1"][T] == pytest.approx(estimate_instance(folder, T)["e2e_us"], abs=1e-9)
 
 
 def test_tune_an_instance_folder(cli, tmp_path: Path) -> None:
@@ -312,3 +318,31 @@ def test_apply_keeps_the_instance_name_when_only_tiles_change(cat, tmp_path: Pat
     apply_to_manifest(cat, manifest, tuned, _req(params={"unroll": 16}))
     (entry,) = load_manifest(manifest).instances
     assert entry.name is None and f"formerly {before}" in entry.why and "-u16-" in resolve(cat, to_request(entry)).name
+
+
+def test_lists_that_take_the_same_paths_share_a_run(cat, tmp_path: Path, monkeypatch) -> None:
+    """At T=16, [128, 16, 1] and [64, 16, 1] both run one pass of 16: one ptosim run for both,
+    the same estimate; at T=80 they differ (64 + 16 against 5 x 16) and run apart."""
+    from pattern_gen.tune import evaluate as ev_mod
+
+    calls = []
+    real = ev_mod._job
+    monkeypatch.setattr(ev_mod, "_job", lambda *a: calls.append(a[1]) or real(*a))
+    plan = resolve(cat, _req())
+    space = tuning_space(plan, cat.card("SK-03").loop.candidates)
+    picks = [space.axes[0].choices.index(u) for u in ((128, 16, 1), (64, 16, 1))]
+    with ev_mod.Evaluator(cat, space, {16: 0.5, 80: 0.5}, tmp_path, jobs=1) as ev:
+        a, b = ev.evaluate([space.default.with_pick(0, i) for i in picks], bound=False)
+    assert sorted(calls) == [16, 80, 80]
+    assert a.us[16] == b.us[16] and a.us[80] != b.us[80]
+
+
+def test_the_result_knows_the_best_single_factor_at_each_T(cat) -> None:
+    result = tune(cat, _req(options={"vec_nbuffer_setting": {0: 2}}, tiles={"proj.rmsnorm": [4, 256], "proj.linear": {"m": [32, 32], "k": [256, 512], "n": [128, 256]}}),
+                  {1: 1.0, 37: 1.0}, jobs=1, check=0)
+    for T in (1, 37):
+        single = result.best_single(T)
+        assert single is not None and len(result.space.unroll(single.config)) <= 2
+        # the winner is no slower than the best single factor at the distribution (it is among the candidates)
+    assert result.best.score <= min(p.score for p in result.ranked if len(result.space.unroll(p.config)) <= 2)
+    assert result.best_single(37).us[37] >= min(p.us[37] for p in result.ranked)

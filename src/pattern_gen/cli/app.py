@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("instances", "Run an instance (a folder, or a name under kernels/ or generated/) on random inputs against its golden and print the cost estimate; a pypto-target instance runs on the installed PyPTO."),
     "schema": ("cards", "Print the JSON Schema of card files (for editors: yaml-language-server, VS Code)."),
     "show": ("cards", "Show one card: parameters, flow, IO, dependencies, constraints, performance table."),
-    "tune": ("tune", "Estimate the card's unroll candidates, tile alternatives and options with the cost model over a T distribution, rank them, check the winner against its golden (and --apply it)."),
+    "tune": ("tune", "Estimate the unroll lists the card's candidates make, tile alternatives and options with the cost model over a T distribution, rank them, check the winner against its golden (and --apply it)."),
     "validate": ("cards", "Validate the catalogue, a catalogue folder, a folder of your own cards, or card files."),
 }
 

@@ -124,7 +124,7 @@ def show_cmd(ctx: click.Context, card_id: str, as_json: bool) -> None:
         for f in detail["fixed_stages"]:
             out.print(literal(f"  fixed stage {f['as']}: {f['card']} {f['params'] or ''}"))
         out.print(literal("dims: " + ", ".join(f"{k}={v['default']}" for k, v in detail["dims"].items())))
-        out.print(literal(f"loop: {card.loop.kind} {card.loop.name} unroll candidates {card.loop.candidates}"))
+        out.print(literal(f"loop: {card.loop.kind} {card.loop.name} unroll candidates {card.loop.candidates}, default unroll_list {list(card.loop.default_list())}"))
         for item in detail["left_out"]:
             out.print(literal(f"  left out: {item}", "dim"))
         for r in card.regimes:

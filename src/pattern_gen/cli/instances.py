@@ -26,6 +26,7 @@ from ..output.instances import (
 from ..output.pypto_run import ptosim_twin_estimate, run_pypto_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.naming import explain as explain_name
+from ..plan.unroll import unroll_text
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.text import plain, utilisation
@@ -64,7 +65,7 @@ def _check_out(out_dir: str) -> Path:
 def _print_plan(plan: KernelPlan) -> None:
     out.print(literal(plan.name, "bold"))
     requested = "+".join(plan.atoms_requested)
-    out.print(literal(f"{plan.skeleton} {plan.skeleton_title} · slot {plan.slot} = {plan.atom} (asked: {requested}) · {plan.platform} · unroll {plan.unroll}"))
+    out.print(literal(f"{plan.skeleton} {plan.skeleton_title} · slot {plan.slot} = {plan.atom} (asked: {requested}) · {plan.platform} · unroll_list {unroll_text(plan.unroll)}"))
     out.print(literal("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items())))
     for note in plan.plan_notes:
         out.print(f"  • {escape(note)}", soft_wrap=True)

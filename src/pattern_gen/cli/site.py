@@ -48,7 +48,7 @@ CURVES_CACHE = "data/unroll-curves.json"
 
 
 def _unroll_curves(cat: Any, plans: list[Any], generated: Path, cache_path: Path) -> tuple[dict[str, Any], str]:
-    """Each instance's ``{unroll: {T: µs}}``: from the cache when its key (the instance's content
+    """Each instance's ``{"128,1": {T: µs}}`` (``plan.unroll.list_key``): from the cache when its key (the instance's content
     hash, ptosim's and the profile's fingerprint) still holds, else swept now."""
     try:
         cached = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.is_file() else {}
@@ -74,7 +74,7 @@ def _unroll_curves(cat: Any, plans: list[Any], generated: Path, cache_path: Path
                 curve = unroll_curves(cat, plan)
                 entries[plan.name] = {"key": key, "curves": {str(u): {str(T): round(v, 3) for T, v in c.items()} for u, c in curve.items()}}
                 progress.advance(task)
-    curves = {name: {int(u): {int(T): v for T, v in c.items()} for u, c in e["curves"].items()} for name, e in entries.items()}
+    curves = {name: {str(u): {int(T): v for T, v in c.items()} for u, c in e["curves"].items()} for name, e in entries.items()}
     return curves, json.dumps(dict(sorted(entries.items())), indent=1, sort_keys=True) + "\n"
 
 

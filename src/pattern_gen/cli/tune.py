@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..output.instances import instance_request, read_instance
 from ..plan.kernel_plan import Request
+from ..plan.unroll import describe_paths, unroll_text
 from ..tune.apply import apply_to_manifest, check_target
 from ..tune.evaluate import Point
 from ..tune.search import STRATEGIES, TuneResult, tune
@@ -86,6 +87,7 @@ def _print(result: TuneResult, top: int) -> None:
                       f"({best.score:.2f} vs {result.default.score:.2f} µs per call under the T distribution)"))
     for T in weights:
         out.print(literal(f"  T={T}: {best.us[T]:.2f} µs, {best.tasks[T]} tasks — {best.bound[T]}"), soft_wrap=True)
+    _print_against_singles(result)
     for what, ok in result.checked.items():
         out.print(literal(f"golden test of {what}: {'pass' if ok else 'FAIL'}"), style="green" if ok else "red")
     lowered = sum(1 for p in result.pruned if p.refused is None)
@@ -101,6 +103,23 @@ def _print(result: TuneResult, top: int) -> None:
     for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:4]:
         out.print(literal(f"  refused x{n}: {reason}"), style="dim", soft_wrap=True)
     out.print(literal(f"the winner: {result.space.request(best.config).command()}"), soft_wrap=True)
+
+
+def _print_against_singles(result: TuneResult) -> None:
+    """Per T: the winner beside the best single unroll factor there (the card's tiles and options)."""
+    best = result.best
+    table = Table(title="the winner against the best single unroll factor at each T", title_justify="left")
+    for col in ("T", "winner's paths", "winner µs", "best single factor", "its µs", "winner / single"):
+        table.add_column(col, justify="left" if "paths" in col or "factor" in col else "right")
+    for T in result.weights:
+        single = result.best_single(T)
+        paths = describe_paths(T, result.space.unroll(best.config)).split(": ", 1)[1]
+        if single is None:
+            add_literal_row(table, str(T), paths, f"{best.us[T]:.2f}", "—", "—", "—")
+            continue
+        add_literal_row(table, str(T), paths, f"{best.us[T]:.2f}", unroll_text(result.space.unroll(single.config)),
+                        f"{single.us[T]:.2f}", f"x{best.us[T] / single.us[T]:.2f}")
+    out.print(table)
 
 
 def _json(result: TuneResult) -> dict[str, Any]:
@@ -121,6 +140,8 @@ def _json(result: TuneResult) -> dict[str, Any]:
         "ranked": [point(p) for p in result.ranked],
         "pruned": [{"configuration": result.space.describe(p.config), "refused": p.refused, "lower_bound_us": p.lower} for p in result.pruned],
         "golden_checked": result.checked,
+        "best_single": {str(T): ({"unroll": list(result.space.unroll(s.config)), "us": s.us[T]} if (s := result.best_single(T)) else None)
+                        for T in result.weights},
     }
 
 
@@ -144,7 +165,7 @@ def tune_cmd(ctx: click.Context, instance: str | None, skeleton: str | None, ato
              platform: str | None, options: tuple[str, ...], tiles: tuple[str, ...], model: str | None, T_list: str | None, T_dist: str | None,
              strategy: str, beam: int, jobs: int | None, top: int, check: int, apply_: bool, manifest: str | None,
              as_json: bool, quiet: bool) -> None:
-    """Estimate the card's unroll candidates, tile alternatives and options with the cost model
+    """Estimate the unroll lists the card's candidates make, tile alternatives and options with the cost model
     over a T distribution, rank them, check the winner against its golden (and --apply it)."""
     if T_list is not None and T_dist is not None:
         raise PatternGenError(Problem("bad-option", "give --T or --T-dist, not both"))

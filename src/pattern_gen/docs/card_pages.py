@@ -78,7 +78,7 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
     else:
         exp = skeleton_expansion(cat, card)
         stages = _flow_stages(exp.prologue + exp.stages)
-        svg = flow_svg(stages, title=f"{card.id} CV flow with {next(iter(card.slots.values())).default}", loop=f"{card.loop.kind}(…, unroll_list=[u]) over {card.token_axis}")
+        svg = flow_svg(stages, title=f"{card.id} CV flow with {next(iter(card.slots.values())).default}", loop=f"{card.loop.kind}(…, unroll_list={list(card.loop.default_list())}) over {card.token_axis}")
     md = [
         "---",
         f"title: {front_matter(f'{card.id} {card.title}')}",
@@ -127,7 +127,7 @@ def card_page(cat: Catalogue, card: Any, instances: list[KernelPlan]) -> tuple[s
             table(["fixed stage", "card", "parameters set by the skeleton", "when"],
                    [[f"`{f['as']}`", card_link(f["card"]), fmt(f["params"]), f["when"] or "always"] for f in d["fixed_stages"]]),
             f"Loop: `{card.loop.kind}` `{card.loop.name}` over `{card.token_axis}` yielding `({card.loop.index}, {card.loop.factor})`, "
-            f"unroll candidates {', '.join(map(str, card.loop.candidates))}"
+            f"unroll candidates {', '.join(map(str, card.loop.candidates))}, default `unroll_list={list(card.loop.default_list())}`"
             + (", `submit_before_loop=True`" if card.loop.submit_before_loop else "") + ".",
             "",
             "Dims: " + ", ".join(f"`{k}` = {v['default']}" for k, v in d["dims"].items()) + ".",

@@ -53,12 +53,13 @@ def param_rows(cat: Catalogue, card: Any) -> list[dict[str, Any]]:
     rows.append(
         {
             "name": "unroll",
-            "type": "int",
+            "type": "int list",
             "choices": list(card.loop.candidates),
             "bounds": {},
-            "default": card.loop.candidates[0],
+            "default": list(card.loop.default_list()),
             "from": card.id,
-            "doc": "Token-loop unroll factor (one value; factor 1 is always appended).",
+            "doc": "The token loop's unroll_list: one factor or several, largest first, each dividing the larger ones "
+                   "(unroll=128,16); each is its own compiled path and T is covered largest first; 1 is always appended.",
         }
     )
     return rows

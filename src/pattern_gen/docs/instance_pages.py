@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..plan.kernel_plan import KernelPlan
+from ..plan.unroll import list_key, unroll_text
 from ..vocab.paths import read_text_file
 from ..vocab.text import utilisation
 from .markdown import card_link, esc, fmt, table
@@ -26,7 +27,7 @@ def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | Non
         f"# {plan.name}",
         "",
         f"{card_link(plan.skeleton)} {plan.skeleton_title} with the slot `{plan.slot}` = {card_link(plan.atom)} "
-        f"on `{plan.platform}`, unroll {plan.unroll}.",
+        f"on `{plan.platform}`, unroll_list `{unroll_text(plan.unroll)}`.",
         "",
         "**Regenerate:**",
         "",
@@ -62,15 +63,16 @@ def instance_page(plan: KernelPlan, folder: Path, estimate: dict[str, Any] | Non
     else:
         md += ["_No estimate: the cost model is not available in this installation._", ""]
     if curves:
+        chosen = list_key(plan.unroll)
         ts = sorted({T for c in curves.values() for T in c})
         md += ["### Unroll candidates", "",
-               f"The estimate against T for each of the card's unroll candidates (this instance: **{plan.unroll}**), the "
-               "rest of the plan as it is. Where the lines cross, another factor would be faster; "
+               f"The estimate against T for each of the card's unroll candidates alone and for this instance's list "
+               f"(**{chosen}**), the rest of the plan as it is. Where the lines cross, another list would be faster; "
                f"`pattern-gen tune {plan.name}` searches tiles and options too.", "",
                f"![Estimated time against T per unroll candidate of {plan.name}](../assets/{plan.name}-unroll.svg)", "",
                table(["unroll"] + [f"T={T} (µs)" for T in ts],
-                     [[f"**{u}**" if u == plan.unroll else str(u)] + [f"{curves[u][T]:.2f}" if T in curves[u] else "—" for T in ts]
-                      for u in sorted(curves, reverse=True)]), ""]
+                     [[f"**[{u}]**" if u == chosen else f"[{u}]"] + [f"{curves[u][T]:.2f}" if T in curves[u] else "—" for T in ts]
+                      for u in sorted(curves, key=lambda k: tuple(-int(x) for x in k.split(",")))]), ""]
     for name in ("kernel.py", "golden.py"):
         if name in files:
             md += [f"## `{name}`", "", f"```python\n{files[name].rstrip()}\n```", ""]
@@ -81,6 +83,6 @@ def instances_index(plans: list[KernelPlan], estimates: Mapping[str, dict[str, A
     rows = []
     for p in plans:
         e = estimates.get(p.name)
-        rows.append([f"[{p.name}]({p.name}.md)", p.skeleton, p.atom, p.platform, p.unroll, f"{e['e2e_us']:.2f}" if e else "—"])
+        rows.append([f"[{p.name}]({p.name}.md)", p.skeleton, p.atom, p.platform, unroll_text(p.unroll), f"{e['e2e_us']:.2f}" if e else "—"])
     return "# Generated instances\n\nThe instances of `patterns/manifest.yaml`, generated into `generated/` by `pattern-gen generate`.\n\n" + table(
         ["instance", "skeleton", "atom", "platform", "unroll", "estimate (µs)"], rows)

@@ -59,7 +59,7 @@ def names_page(cat: Catalogue, example: str) -> str:
         "  out.push('atom      ' + parts[1].toUpperCase().replace(/^(SK|AT)/, '$1-'));",
         "  for (const t of parts.slice(2)) {",
         "    if (PG_TOKENS[t]) { out.push(PG_TOKENS[t][0].padEnd(14) + PG_TOKENS[t][1]); continue; }",
-        "    let m = t.match(/^u(\\d+)$/); if (m) { out.push('unroll'.padEnd(14) + m[1]); continue; }",
+        "    let m = t.match(/^u(\\d+(?:_\\d+)*)$/); if (m) { out.push('unroll_list'.padEnd(14) + '[' + m[1].split('_').concat(m[1].endsWith('_1') || m[1] === '1' ? [] : ['1']).join(', ') + ']'); continue; }",
         "    m = t.match(/^([A-Z][A-Z_]*)(\\d+)$/); if (m) { out.push(('dim ' + m[1]).padEnd(14) + m[2]); continue; }",
         "    m = t.match(/^eps(.+)$/); if (m) { out.push('eps'.padEnd(14) + m[1].replace(/m/g, '-').replace(/p/g, '+')); continue; }",
         "    if (t.includes('.')) { out.push('stage setting '.padEnd(14) + t); continue; }",

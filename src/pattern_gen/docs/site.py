@@ -15,6 +15,7 @@ from ..plan.kernel_plan import KernelPlan
 from ..vocab.errors import PatternGenError, Problem
 from .card_pages import card_page
 from .instance_pages import instance_page, instances_index
+from ..plan.unroll import list_key
 from .svg import curves_svg
 from .reference_pages import (
     constraints_page,
@@ -88,7 +89,7 @@ def render_pages(
         if plan.name in timelines:
             pages[f"pages/assets/{plan.name}-timeline.svg"] = timelines[plan.name]
         if curve:
-            pages[f"pages/assets/{plan.name}-unroll.svg"] = curves_svg(curve, plan.unroll, title=f"{plan.skeleton} + {plan.atom} on {plan.platform}: estimate per unroll candidate")
+            pages[f"pages/assets/{plan.name}-unroll.svg"] = curves_svg(curve, list_key(plan.unroll), title=f"{plan.skeleton} + {plan.atom} on {plan.platform}: estimate per unroll candidate")
     pages["pages/index.md"] = index_page(cat)
     pages["pages/instances/index.md"] = instances_index(plans, estimates)
     pages["pages/names.md"] = names_page(cat, plans[0].name if plans else "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128-a2a3")

@@ -205,8 +205,13 @@ def _nice_ticks(lo: float, hi: float) -> list[float]:
     return ticks or [lo, hi]
 
 
-def curves_svg(curves: Mapping[int, Mapping[int, float]], chosen: int, *, title: str) -> str:
-    """Estimated µs against T (both log scale), one line per unroll candidate; the chosen one bold."""
+def _list_order(key: str) -> tuple:
+    """Curves largest factor first, a longer list before its prefix."""
+    return tuple(-int(x) for x in key.split(","))
+
+
+def curves_svg(curves: Mapping[str, Mapping[int, float]], chosen: str, *, title: str) -> str:
+    """Estimated µs against T (both log scale), one line per unroll list (``"128,1"``); the chosen one bold."""
     ts = sorted({T for c in curves.values() for T in c})
     ys = [v for c in curves.values() for v in c.values() if v > 0]
     left, right, top, bottom = 64, 150, 34, 42
@@ -239,7 +244,7 @@ def curves_svg(curves: Mapping[int, Mapping[int, float]], chosen: int, *, title:
         parts.append(_text(left - 6, py(v) + 4, f"{v:g}", size=10, anchor="end", fill="#6b7280"))
     parts.append(f'<text x="14" y="{top + plot_h / 2:.1f}" font-size="11" text-anchor="middle" fill="#374151" font-family="sans-serif" '
                  f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">estimated µs (log scale)</text>')
-    for i, u in enumerate(sorted(curves, reverse=True)):
+    for i, u in enumerate(sorted(curves, key=_list_order)):
         pts = sorted(curves[u].items())
         color = _LABEL_PALETTE[i % len(_LABEL_PALETTE)]
         bold = u == chosen

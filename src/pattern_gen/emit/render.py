@@ -204,7 +204,7 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "skeleton_title": _doc(plan.skeleton_title),
         "atom": plan.atom,
         "platform": plan.platform,
-        "unroll": plan.unroll,
+        "unroll": list(plan.unroll),
         "cards": ", ".join(plan.cards_used),
         "notes": [_doc(n) for n in plan.plan_notes],
         "dims": list(plan.dims.items()),
@@ -325,7 +325,7 @@ def render_instance(
     env = _env(target)
     kernel = env.get_template("kernel.py.j2").render(k={**_kernel_context(plan, card_files), "pypto_version": target.pypto_version})
     atoms_src, composition_src = _golden_source(plan, golden_dirs, user_atoms)
-    params = {**plan.params, "atom": plan.atom, "unroll": plan.unroll, "platform": plan.platform}
+    params = {**plan.params, "atom": plan.atom, "unroll": list(plan.unroll), "platform": plan.platform}
     tolerances = {t.name: _tolerance(t) for t in plan.outputs}
     golden = env.get_template("golden.py.j2").render(
         g={

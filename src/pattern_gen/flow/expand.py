@@ -274,7 +274,7 @@ def _uses(items: Sequence[Any], params: Mapping[str, Any]) -> int:
 def skeleton_env(atom: Any, slot_params: Mapping[str, Any], platform: str, unroll: int) -> dict[str, Any]:
     """The values skeleton predicates read: the slot's parameters (bare), atom, unroll, platform."""
     env = dict(slot_params)
-    env.update({"atom": atom.id, "unroll": unroll, "platform": platform})
+    env.update({"atom": atom.id, "unroll": unroll, "platform": platform})  # unroll: the list's largest factor
     return env
 
 

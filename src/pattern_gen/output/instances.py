@@ -15,29 +15,27 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Union, Annotated, Any, Mapping
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any, Mapping
 
 from ptosim import cost
 from ptosim.errors import PtoSimError
 from ptosim.testing import CompareResult, judge
 
 from .. import __version__
-from ..cards.yamlsrc import read_source
 from ..catalogue.catalogue import Catalogue
 from ..emit.references import ATOM_REFERENCES
 from ..emit.render import module_id, render_instance
 from ..plan.kernel_plan import KernelPlan, Request
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
+from .instance_meta import REGENERATE, InstanceMeta, RequestMeta, read_instance
 from .interpret import interpret_estimate, per_phase
 from .trace_target import check_trace_target
 from ..plan.test_points import FAST_LANE_MAX_T
-from .writer import WriteReport, body_digest, content_ok, finalize, recorded_digest, write_files
-from ..vocab.paths import read_text_file
+from .writer import WriteReport, body_digest, finalize, write_files
 
-__all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "instance_request", "RunResult", "load_instance_module"]
+__all__ = ["render_plan", "card_paths", "golden_dirs", "write_instance", "run_instance", "estimate_instance", "instance_request", "read_instance",
+           "InstanceMeta", "RequestMeta", "RunResult", "load_instance_module"]
 
 
 def card_paths(cat: Catalogue) -> dict[str, str]:
@@ -106,7 +104,7 @@ def load_instance_module(folder: Path, stem: str) -> ModuleType:
     return module
 
 
-_REGENERATE = "fix the file or regenerate the instance (pattern-gen new ... --force, or pattern-gen generate)"
+_REGENERATE = REGENERATE
 
 
 def _describe(exc: BaseException) -> str:
@@ -172,94 +170,6 @@ class RunResult:
 MAX_T = 1 << 20
 
 
-class RequestMeta(BaseModel):
-    """``instance.json``'s ``request``: what ``tune INSTANCE`` and the PyPTO twin estimate rebuild."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    skeleton: str = Field(min_length=1, max_length=64)
-    atoms: list[str] = Field(default_factory=list, max_length=8)
-    params: dict[str, Any] = Field(default_factory=dict)
-    stage_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    dims: dict[str, int] = Field(default_factory=dict)
-    platform: str | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    name: str | None = None
-    target: str | None = None
-    tiles: dict[str, Any] = Field(default_factory=dict)
-
-
-
-_Finite = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-_Share = Annotated[float, Field(ge=0, le=1)]
-_Tolerance3 = tuple[_Finite, _Finite, _Share]
-_Tolerance4 = tuple[_Finite, _Finite, _Share, _Share]
-_Tolerance5 = tuple[_Finite, _Finite, _Share, _Share, Annotated[float, Field(ge=0, le=1024)]]
-
-class InstanceMeta(BaseModel):
-    """The fields of ``instance.json`` that running an instance reads (the rest is informative)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    request: RequestMeta | None = None
-
-    name: str = Field(min_length=1, max_length=255)
-    unroll: int = Field(default=1, ge=1)
-    test_T: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(default_factory=lambda: [1], min_length=1)
-    #: output -> (atol, rtol, ratio[, differ[, ties]]); instances written before the differ rule
-    #: have three, ties only where the card gives one (ptosim.testing.judge)
-    tolerances: dict[str, Union[_Tolerance3, _Tolerance4, _Tolerance5]] = Field(default_factory=dict)
-    loop: dict[str, Any] = Field(default_factory=dict)
-    target: str | None = None
-
-
-def read_instance(folder: Path) -> dict[str, Any]:
-    """The ``instance.json`` of an instance folder, checked (a hand-corrupted file is one problem
-    naming the field, never a traceback later)."""
-    meta = folder / "instance.json"
-    if not meta.is_file():
-        raise PatternGenError(Problem("instance", f"{folder} is not an instance folder (no instance.json)", str(folder)))
-    text = read_source(meta)
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise PatternGenError(Problem("instance", f"instance.json is not valid JSON: {str(exc)[:120]}", str(meta))) from None
-    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-        raise PatternGenError(Problem("instance", f"instance.json is not a pattern-gen plan (no 'name'); {_REGENERATE}", str(meta)))
-    if content_ok("instance.json", text) is False:  # the plan drives run, tune and explain: never a hand-edited one
-        raise PatternGenError(Problem("instance", f"instance.json was edited by hand (its content hash does not match); {_REGENERATE}", str(meta)))
-    _check_siblings(folder, data.get("files"))
-    try:
-        checked = InstanceMeta.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            Problem("instance", f"instance.json: {'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']} (got {str(e.get('input'))[:60]}); {_REGENERATE}", str(meta))
-            for e in exc.errors()[:5]
-        ]
-        raise PatternGenError(problems) from None
-    data.update(checked.model_dump(include={"unroll", "test_T", "tolerances", "loop", "request"}))
-    return data
-
-
-def _check_siblings(folder: Path, files: Any) -> None:
-    """Each generated file must be the one written with this instance.json: a file generated for
-    another plan (an interrupted ``new --force``, a copy from another instance) is refused; a
-    hand-edited one (its own hash broken) is the user's experiment and runs."""
-    if not isinstance(files, dict):
-        return  # written before instance.json listed its files
-    for name, digest in files.items():
-        path = folder / str(name)
-        if not isinstance(digest, str) or not path.is_file():
-            continue
-        try:
-            text = read_text_file(path, errors="replace")
-        except OSError:
-            continue
-        recorded = recorded_digest(text)
-        if recorded is not None and content_ok(name, text) and recorded != digest:
-            raise PatternGenError(Problem("instance", f"{name} was generated for another plan than this instance.json (an interrupted write, or a file copied from another instance); {_REGENERATE}", str(path)))
-
-
 def instance_request(meta: Mapping[str, Any], where: str) -> Request:
     """The request an instance was made from (``read_instance``'s checked ``request``)."""
     fields = meta.get("request")
@@ -297,9 +207,8 @@ def run_instance(
     if record is not None:
         result.estimate = cost.estimate(record).summary()
         loop = meta.get("loop") or {}
-        unroll = meta.get("unroll")
-        if isinstance(unroll, int) and isinstance(loop.get("candidates"), list):
-            result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, unroll, loop["candidates"])
+        if isinstance(loop.get("candidates"), list):
+            result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, meta["unroll"], loop["candidates"])
         phases = per_phase(result.estimate, meta.get("stages"))
         if phases:
             result.estimate["per_phase_us"] = phases
@@ -325,7 +234,7 @@ def estimate_instance(folder: Path, T: int, *, seed: int = 0, inputs: Any = None
     summary = cost.estimate(record).summary()
     loop = meta.get("loop") or {}
     if isinstance(loop.get("candidates"), list):
-        summary["interpretation"] = interpret_estimate(summary, T, int(meta.get("unroll", 1)), loop["candidates"])
+        summary["interpretation"] = interpret_estimate(summary, T, meta["unroll"], loop["candidates"])
     return summary
 
 
@@ -362,7 +271,7 @@ class _Judge:
 def check_run_args(meta: Mapping[str, Any], T: int | None, seed: int) -> int:
     """The token count to run (default: the largest test T of the fast lane), with ``T`` and ``seed`` checked."""
     if T is None:  # the largest test T of the fast lane: every path of the loop, in seconds
-        tests = [int(t) for t in meta.get("test_T") or [meta.get("unroll", 1)]]
+        tests = [int(t) for t in meta.get("test_T") or [1]]
         T = max([t for t in tests if t <= FAST_LANE_MAX_T] or [min(tests)])
     T = int(T)
     if not 1 <= T <= MAX_T:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ptosim.control import unroll_schedule
+from ..plan.unroll import describe_paths, path_counts
 
 __all__ = ["interpret_estimate"]
 
@@ -26,37 +26,36 @@ _PIPES = {
 _SCHEDULING_SHARE = 0.5
 
 
-def _passes(T: int, factors: Sequence[int]) -> int:
-    return len(unroll_schedule(0, T, 1, list(factors)))
-
-
-def interpret_estimate(estimate: Mapping[str, Any], T: int, unroll: int, candidates: Sequence[int]) -> str:
-    """``"MTE_IN-bound: …"`` for an estimate of ``T`` tokens of a kernel unrolled by ``unroll``."""
+def interpret_estimate(estimate: Mapping[str, Any], T: int, unroll: Sequence[int], candidates: Sequence[int]) -> str:
+    """``"MTE_IN-bound: T=37: 32 + 4 + 1; …"`` for an estimate of ``T`` tokens of a kernel whose
+    token loop runs ``unroll_list=unroll``."""
     u = estimate.get("utilization") or {}
     pipes = {k: float(u.get(k, 0.0)) for k in _PIPES}
     top = max(pipes, key=lambda k: pipes[k])
     busy = float(u.get("aicore", 0.0))
     bound = _PIPES[top] if busy and pipes[top] >= _SCHEDULING_SHARE * busy else "scheduling-bound (task launch and hand-off latency)"
-    passes = _passes(T, [unroll])
-    smaller = sorted((c for c in candidates if 1 < c < unroll), reverse=True)
-    with_smaller = _passes(T, [unroll, *smaller]) if smaller else passes
-    larger = sorted(c for c in candidates if c > unroll)
+    factors = list(unroll)
+    passes = sum(n for _, n in path_counts(T, factors))
+    paths = describe_paths(T, factors)
+    missing = sorted((c for c in candidates if 1 < c < factors[0] and c not in factors), reverse=True)
+    fewer = sum(n for _, n in path_counts(T, sorted(set(factors) | set(missing), reverse=True))) if missing else passes
+    larger = sorted(c for c in candidates if c > factors[0])
     labels = estimate.get("per_label_us") or {}
     costly = max(labels, key=lambda k: labels[k]) if labels else None
-    if with_smaller < passes:
+    if fewer < passes:
         lever = (
-            f"{passes} loop passes at T={T} with unroll_list [{unroll}] (the tail runs token by token); "
-            f"the card's smaller candidates {'/'.join(map(str, smaller))} in unroll_list would make {with_smaller}"
+            f"{passes} loop passes ({paths}); the card's candidates {'/'.join(map(str, missing))} added to the "
+            f"unroll list would make {fewer}"
         )
     elif top in ("mte_in", "mte1") and larger:
         lever = (
-            f"weights re-read per loop pass ({passes} passes at T={T} with unroll {unroll}); "
+            f"weights re-read per loop pass ({passes} passes: {paths}); "
             f"a larger unroll candidate ({'/'.join(map(str, larger))}) cuts passes"
         )
     elif costly is not None:
-        lever = f"most time in {costly} ({labels[costly]:.1f} µs of tasks); its tile shape and options are the lever"
+        lever = f"{paths}; most time in {costly} ({labels[costly]:.1f} µs of tasks): its tile shape and options are the lever"
     else:
-        lever = f"{passes} loop passes at T={T} with unroll {unroll}"
+        lever = f"{passes} loop passes ({paths})"
     return f"{bound}: {lever}"
 
 

@@ -6,13 +6,14 @@ count and the simulator's fingerprint — a rebuild with nothing changed simulat
 
 from __future__ import annotations
 
+
 import json
 import multiprocessing
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..vocab.errors import PatternGenError
 from .instances import read_instance, run_instance
@@ -28,9 +29,9 @@ class InstanceRun:
     error: str = ""  #: why there is no estimate (the instance could not run)
 
 
-def site_T(unroll: int) -> int:
-    """The token count a page shows: one full tile of the unroll factor, at least 16 tokens."""
-    return max(int(unroll), 16)
+def site_T(unroll: Sequence[int]) -> int:
+    """The token count a page shows: one full tile of the largest unroll factor, at least 16 tokens."""
+    return max(int(unroll[0]), 16)
 
 
 def simulate(folder: str, T: int) -> InstanceRun:

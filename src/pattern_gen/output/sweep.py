@@ -116,8 +116,9 @@ def _candidates(cat: Catalogue, skeletons: Sequence[str]) -> Iterator[Variation]
                 for value in spec.valid_values or []:
                     if value != spec.default:
                         yield Variation(sk.id, atom.id, name, value)
-            for u in sk.loop.candidates[1:]:
-                yield Variation(sk.id, atom.id, "unroll", u)
+            for u in sk.loop.candidates:  # each factor alone (the default list takes them together)
+                if (u, 1) != sk.loop.default_list() and (u,) != sk.loop.default_list():
+                    yield Variation(sk.id, atom.id, "unroll", u)
 
 
 #: one seed per token count, one the generated tests do not use: the sweep adds draws, not repeats

@@ -133,7 +133,8 @@ class KernelPlan:
     platform: str
     #: the code-generation target the files are rendered for
     target: str
-    unroll: int
+    #: the token loop's unroll_list as PyPTO runs it: largest first, ending with 1
+    unroll: tuple[int, ...]
     loop: dict[str, Any]
     inputs: list[TensorPlan]
     outputs: list[TensorPlan]
@@ -157,6 +158,11 @@ class KernelPlan:
             self.naming, self.skeleton, self.atom, self.params, self.param_defaults, self.unroll,
             self.platform, self.dims, self.dim_defaults, self.stage_params, self.target, self.request.tiles,
         )
+
+    @property
+    def main_factor(self) -> int:
+        """The largest factor of the unroll list: the path whose tiles are the largest."""
+        return self.unroll[0]
 
     @property
     def all_stages(self) -> list[StagePlan]:
@@ -193,7 +199,7 @@ class KernelPlan:
             "params": dict(self.params),
             "stage_params": {k: dict(v) for k, v in self.stage_params.items()},
             "dims": dict(self.dims),
-            "unroll": self.unroll,
+            "unroll": list(self.unroll),
             "platform": self.platform,
             "target": self.target,
             "loop": dict(self.loop),

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from .regime import dim_steps
+from .unroll import UnrollError, parse_unroll, parse_unroll_token, unroll_token
 
 __all__ = ["instance_name", "explain", "card_token", "float_token", "parse_float_token"]
 
@@ -68,7 +69,7 @@ def instance_name(
     atom: str,
     params: Mapping[str, Any],
     param_defaults: Mapping[str, Any],
-    unroll: int,
+    unroll: tuple[int, ...],
     platform: str,
     dims: Mapping[str, int],
     dim_defaults: Mapping[str, int],
@@ -76,7 +77,7 @@ def instance_name(
     target: str = DEFAULT_TARGET,
     tiles: Mapping[str, Any] | None = None,
 ) -> str:
-    values = {**params, "unroll": unroll, "platform": platform}
+    values = {**params, "unroll": unroll_token(unroll), "platform": platform}
     tokens = [card_token(skeleton), card_token(atom)]
     axis_params = set()
     for axis in naming.get("axes", []):
@@ -182,13 +183,14 @@ def explain(catalogue: Any, name: str) -> dict[str, Any]:
             once("tiles", token)
             result["tiles"] = f"--tile overrides (digest {token[5:]}; the instance's instance.json lists them)"
             continue
-        m = re.fullmatch(r"u(\d+)", token)
-        if m:
+        factors = parse_unroll_token(token[1:]) if token.startswith("u") else None
+        if factors is not None:
             once("unroll", token)
             allowed = sorted(set(skeleton.loop.candidates) | {u for r in skeleton.regimes for u in r.unroll}, reverse=True)
-            if int(m.group(1)) not in allowed:
-                raise bad(f"unroll {m.group(1)} is not one of {skeleton_id}'s candidates {', '.join(map(str, allowed))}")
-            result["unroll"] = int(m.group(1))
+            try:
+                result["unroll"] = list(parse_unroll(list(factors), allowed))
+            except UnrollError as exc:
+                raise bad(f"unroll {token[1:]}: {exc}") from None
             continue
         m = re.fullmatch(r"([A-Z][A-Z_]*)(\d+)", token)
         if m and m.group(1) in skeleton.dims:

@@ -56,7 +56,7 @@ def apply_regime(skeleton: m.SkeletonCard, regime: m.Regime) -> m.SkeletonCard:
         "pass_options": _merged(perf.pass_options, regime.pass_options),
         "cache_policy": perf.cache_policy if regime.cache_policy is None else list(regime.cache_policy),
     })
-    loop = skeleton.loop.model_copy(update={"candidates": list(regime.unroll)})
+    loop = skeleton.loop.model_copy(update={"candidates": list(regime.unroll), "default": list(regime.unroll)})
     return skeleton.model_copy(update={"performance": performance, "loop": loop})
 
 

@@ -23,6 +23,7 @@ from ..vocab.text import parse_float, parse_int, quote
 from .kernel_plan import Request
 
 from .regime import apply_regime, dim_step_problems, regime_note, regime_params, select_regime
+from .unroll import UnrollError, parse_unroll
 
 __all__ = ["Coerced", "coerce_request", "coerce_param", "parse_tile", "DEFAULT_PLATFORM", "NAME_RE", "MAX_DIM", "MAX_NAME"]
 
@@ -224,11 +225,15 @@ class Coerced:
     stage_params: dict[str, dict[str, Any]]
     dims: dict[str, int]
     platform: str
-    unroll: int
+    unroll: tuple[int, ...]  #: the unroll_list as PyPTO runs it: largest first, ending with 1
     target: str
     #: fixed stages' defaults that follow a dim (a softmax scale at this head dim): passed to the
     #: flow, not part of the name (a default is no setting)
     stage_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _spelled(raw: Any) -> str:
+    return ",".join(map(str, raw)) if isinstance(raw, (list, tuple)) else str(raw)
 
 
 def _skeleton(cat: Catalogue, req: Request) -> m.SkeletonCard:
@@ -306,15 +311,17 @@ def coerce_request(cat: Catalogue, req: Request) -> Coerced:
         problems += regime_params(regime, params, defaults, given, skeleton.id)
         skeleton = apply_regime(skeleton, regime)
         notes.append(regime_note(skeleton.id, regime))
-    unroll = skeleton.loop.candidates[0]
+    unroll = skeleton.loop.default_list()
     if unroll_raw is not None:
         try:
-            unroll = parse_int(unroll_raw)
-        except ValueError:
-            unroll = -1
-        if unroll not in skeleton.loop.candidates:
+            unroll = parse_unroll(unroll_raw, skeleton.loop.candidates)
+        except UnrollError as exc:
             where = f" in its {regime.name} regime" if regime is not None else ""
-            problems.append(Problem("bad-param-value", f"{skeleton.id}: unroll must be one of {', '.join(map(str, skeleton.loop.candidates))}{where}; got {quote(unroll_raw)}"))
+            problems.append(Problem(
+                "bad-param-value",
+                f"{skeleton.id}: unroll={quote(_spelled(unroll_raw))}: {exc}{where} (a factor or a list, largest first: "
+                f"unroll={','.join(map(str, skeleton.loop.candidates))})",
+            ))
     problems += _name_problems(req.name)
     target = req.target or DEFAULT_TARGET
     if target not in TARGETS:

@@ -30,7 +30,8 @@ from .kernel_plan import KernelPlan, Request
 from .options import plan_options
 from .request import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
 from .stage_fit import fit_stage, tensor_plans
-from .test_points import VERIFY_T, largest_test_T
+from .tiling import vec_uses
+from .test_points import largest_test_T, test_values, verify_T
 
 __all__ = ["resolve", "coerce_param", "DEFAULT_PLATFORM", "NAME_RE"]
 
@@ -65,9 +66,9 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     skeleton, atom = c.skeleton, c.atom
     notes = list(c.notes)
     profile = cat.platform(c.platform)
-    env = skeleton_env(atom, c.params, c.platform, c.unroll)
+    env = skeleton_env(atom, c.params, c.platform, c.unroll[0])
     example_t = largest_test_T(c.unroll)
-    values = {**c.dims, skeleton.loop.factor: c.unroll, skeleton.token_axis: example_t, skeleton.loop.index: 0}
+    values = {**c.dims, skeleton.loop.factor: c.unroll[0], skeleton.token_axis: example_t, skeleton.loop.index: 0}
     exp = _expand(cat, c, env, values)
     labels = [s.label for s in exp.prologue + exp.stages]
     unknown = [label for label in req.tiles if label not in labels]
@@ -76,6 +77,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     try:
         prologue = [fit_stage(cat, skeleton, s, values, profile, req.tiles.get(s.label)) for s in exp.prologue]
         stages = [fit_stage(cat, skeleton, s, values, profile, req.tiles.get(s.label)) for s in exp.stages]
+        _check_paths(cat, skeleton, stages, values, profile, c.unroll)
     except ExprError as exc:
         raise PatternGenError(Problem("bad-dim", f"{skeleton.id}: {exc}")) from None
     used = list(dict.fromkeys(exp.cards_used))
@@ -135,6 +137,22 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     )
 
 
+def _check_paths(cat: Catalogue, skeleton: Any, stages: list, values: dict, profile: Any, unroll: tuple[int, ...]) -> None:
+    """Every factor of the unroll list is its own compiled path with the main path's tiles (the
+    kernel sets them once): each path's shapes must take them, or the factor is refused by name."""
+    factor = skeleton.loop.factor
+    for f in unroll[1:]:
+        at = {**values, factor: f}
+        for s in stages:
+            tile = s.cube_tile if s.cube_tile is not None else s.vec_tile
+            if tile is None or (s.cube_tile is None and not vec_uses(s.stage, at)):
+                continue  # a data-only stage's tile (a copy's) is not fitted
+            try:
+                fit_stage(cat, skeleton, s.stage, at, profile, tile)
+            except PatternGenError as exc:
+                raise PatternGenError([Problem(p.code, f"unroll factor {f}: {p.message}; drop {f} from the unroll list") for p in exc.problems]) from None
+
+
 def _check_blocks(inputs: list, outputs: list) -> None:
     """A paged cache a block table reads must give each of the golden test's sequences (up to 4
     decode sequences, or 2 prefill ones of up to 2 x 4 tokens) at least the blocks its tokens need."""
@@ -151,7 +169,7 @@ def _check_blocks(inputs: list, outputs: list) -> None:
             ))
 
 
-def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> None:
+def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: tuple[int, ...]) -> None:
     """A cache an index input selects rows of must hold a slot for every token the golden test
     or the verifier writes (``largest_test_T``), or the instance could never pass its own test."""
     for t in inputs:
@@ -160,7 +178,7 @@ def _check_capacity(inputs: list, outputs: list, tokens: int, unroll: int) -> No
             raise PatternGenError(Problem(
                 "bad-dim",
                 f"{cache.name} holds {cache.shape[0]} = {cache.default_shape[0]} slots, fewer than the {tokens} tokens "
-                f"its tests write (the golden test's T up to 2 x unroll {unroll}, PyPTO's verifier's up to {max(VERIFY_T)}); raise "
+                f"its tests write (the golden test's T up to {max(test_values(unroll))} with unroll {list(unroll)}, PyPTO's verifier's up to {max(verify_T(unroll))}); raise "
                 + " or ".join(f"--dim {d}" for d in sorted(names(parse(cache.shape[0]))))
                 + ", or pick a smaller --unroll",
             ))

@@ -1,12 +1,16 @@
 """The golden test's token counts and input seeds: one rule, read by the resolver (the largest T
 sizes the caches an instance must hold) and by the renderer (the test's parameters).
 
-Token counts: a multiple of the unroll factor, a tail (factor + 1) where the factor-1 path takes a
-large share of the rows, 3 and 1. Seeds: more than one, so a result that holds for one draw of the
+Token counts: two passes of the largest unroll factor, one pass of every path of the list (a tail
+the smaller paths take), 3 and 1. Seeds: more than one, so a result that holds for one draw of the
 inputs by luck (a rounding that lands on the right side of a boundary) is not taken for a rule.
 """
 
 from __future__ import annotations
+
+from typing import Sequence
+
+from .unroll import path_counts
 
 __all__ = ["SEEDS", "FAST_LANE_MAX_T", "VERIFY_T", "test_values", "largest_test_T", "verify_T"]
 
@@ -19,9 +23,11 @@ SEEDS: tuple[int, ...] = (0, 1)
 FAST_LANE_MAX_T = 256
 
 
-def test_values(unroll: int) -> list[int]:
-    """T values of the golden test, largest first: 2 x factor, factor + 1, 3 and 1."""
-    return sorted({2 * unroll, unroll + 1, 3, 1}, reverse=True)
+def test_values(unroll: Sequence[int]) -> list[int]:
+    """T values of the golden test, largest first: two passes of the largest factor, one pass of
+    every path of the list (their sum: 128 + 16 + 1 = 145 for [128, 16, 1]; factor + 1 for a
+    single factor), 3 and 1."""
+    return sorted({2 * unroll[0], sum(set(unroll) | {1}), 3, 1}, reverse=True)
 
 
 #: PyPTO's CPU verifier (slow) runs at a tiny T and at a decode batch: at 3 no INT8 rounding tie
@@ -29,12 +35,18 @@ def test_values(unroll: int) -> list[int]:
 VERIFY_T: tuple[int, ...] = (3, 16)
 
 
-def largest_test_T(unroll: int) -> int:
+def verify_T(unroll: Sequence[int]) -> list[int]:
+    """Where PyPTO's CPU verifier runs: VERIFY_T, and — when neither takes two paths of the list
+    (3 with [2, 1] does; 3 and 16 with [128, 16, 1] do not) — the smallest factor above 1 plus 1,
+    so the verifier checks a pass of a factor followed by the 1 path."""
+    Ts = list(VERIFY_T)
+    if not any(len(path_counts(T, unroll)) > 1 for T in Ts):
+        step = min((f for f in unroll if f > 1), default=None)
+        if step is not None:
+            Ts.append(step + 1)
+    return sorted(set(Ts))
+
+
+def largest_test_T(unroll: Sequence[int]) -> int:
     """The most tokens the golden test or the verifier writes (a cache must hold a slot for each)."""
-    return max(*test_values(unroll), *VERIFY_T)
-
-
-def verify_T(unroll: int) -> list[int]:
-    """Where PyPTO's CPU verifier runs: VERIFY_T (the unroll factor does not change which T it
-    can run; the caches are sized for them, ``largest_test_T``)."""
-    return list(VERIFY_T)
+    return max(*test_values(unroll), *verify_T(unroll))

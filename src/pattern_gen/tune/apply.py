@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +62,12 @@ def _entry_dict(entry: ManifestEntry) -> dict[str, Any]:
     return {k: data[k] for k in _FIELDS if k in data}
 
 
-def _with_winner(data: dict[str, Any], winner: Request, default_unroll: int) -> dict[str, Any]:
+def _with_winner(data: dict[str, Any], winner: Request, default_unroll: list[int]) -> dict[str, Any]:
     out = dict(data)
     params = {k: v for k, v in dict(out.get("params") or {}).items() if k != "unroll"}
-    unroll = winner.params.get("unroll", default_unroll)
+    unroll = list(winner.params.get("unroll", default_unroll))
     if unroll != default_unroll:
-        params["unroll"] = unroll
+        params["unroll"] = unroll if len(unroll) > 2 or unroll[-1] != 1 else unroll[0]  # [16, 1] is written 16
     out["params"] = params
     out["options"] = dict(winner.options)
     out["tiles"] = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in winner.tiles.items()}
@@ -115,8 +115,11 @@ def apply_to_manifest(cat: Catalogue, path: Path, tuned: Request, winner: Reques
     """Write ``winner``'s unroll, tiles and options into the entry of ``path`` that builds ``tuned``."""
     manifest = check_target(path)
     tuned_plan = resolve(cat, tuned)
-    want, wins = _identity(tuned_plan), _identity(resolve(cat, winner))
-    default_unroll = cat.card(tuned_plan.skeleton).loop.candidates[0]
+    winner_plan = resolve(cat, winner)
+    want, wins = _identity(tuned_plan), _identity(winner_plan)
+    # the default list where the winner is (a regime has its own): an unroll equal to it is not written
+    default_unroll = list(resolve(cat, replace(winner, params={k: v for k, v in winner.params.items() if k != "unroll"})).unroll)
+    winner = replace(winner, params={**winner.params, "unroll": list(winner_plan.unroll)})
     text = read_source(path)
     lines = text.splitlines(keepends=True)
     found = None

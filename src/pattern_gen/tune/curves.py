@@ -1,5 +1,5 @@
-"""Estimated time against T for each unroll candidate of a plan (the instance pages' plot): where
-the crossovers are, and how the chosen factor compares.
+"""Estimated time against T for each unroll candidate of a plan alone and for its own unroll list
+(the instance pages' plot): where the crossovers are, and how the chosen list compares.
 
 Every point is a full kernel run on ptosim plus the cost model, so the curves of the committed
 instances are kept (``docs build`` stores them beside the docs sources) under a key made of the
@@ -16,6 +16,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..catalogue.catalogue import Catalogue
 from ..plan.kernel_plan import KernelPlan
+from ..plan.unroll import list_key
 from .evaluate import Evaluator
 from .space import tuning_space
 
@@ -59,12 +60,12 @@ def unroll_curves(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[int, dict[int, float]]:
-    """``{unroll: {T: µs}}`` for every unroll candidate of the plan's skeleton (its tiles and
-    options as they are); a candidate the platform refuses is left out."""
+    """``{"128,1": {T: µs}}`` for the plan's unroll list and every unroll candidate of its skeleton
+    alone (its tiles and options as they are); a list the platform refuses is left out."""
     Ts = curve_ts(plan) if Ts is None else Ts
     space = tuning_space(plan, cat.card(plan.skeleton).loop.candidates, all_unrolls=True)
     weights: Mapping[int, float] = {int(T): 1.0 / len(Ts) for T in Ts}
     configs = [space.default.with_pick(0, i) for i in range(len(space.axes[0].choices))]
     with tempfile.TemporaryDirectory(prefix="pattern-gen-curves-") as work, Evaluator(cat, space, weights, Path(work), jobs=jobs, progress=progress) as ev:
         points = ev.evaluate(configs, bound=False)
-    return {space.unroll(p.config): dict(sorted(p.us.items())) for p in points if p.ok}
+    return {list_key(space.unroll(p.config)): dict(sorted(p.us.items())) for p in points if p.ok}

@@ -111,7 +111,9 @@ class Evaluator:
         self.progress = progress
         self._pool: ProcessPoolExecutor | None = None
         self._inputs_from: str | None = None
-        self._by_kernel: dict[str, Config] = {}
+        self._by_kernel: dict[tuple[str, tuple[int, ...]], Config] = {}
+        self._kernels: dict[Config, str] = {}  #: a configuration's kernel key (``_kernel_key``)
+        self._runs: dict[tuple[str, int, tuple], dict[str, Any]] = {}  #: results by ``_run_key``
         self._done = self._total = 0
 
     def __enter__(self) -> "Evaluator":
@@ -147,12 +149,23 @@ class Evaluator:
             self._inputs_from = str(folder)
         return point
 
-    def _kernel_key(self, point: Point) -> str:
-        """The kernel's code without its name: two configurations that render the same kernel (a
-        tile the fitting would have chosen anyway) cost the same, and are run once."""
+    def _kernel_key(self, config: Config, point: Point) -> str:
+        """The kernel's code without its name and its unroll list: two configurations that render
+        the same kernel (a tile the fitting would have chosen anyway) cost the same at a T where
+        their lists take the same paths, and are run once (``_run``)."""
         assert point.folder is not None
         text = read_text_file(point.folder / "kernel.py", errors="replace")
-        return hashlib.sha256(text.replace(point.name, "").replace(point.name.replace("-", "_"), "").encode()).hexdigest()
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("# content-hash:"))  # a digest of the rest
+        for token in (point.name, point.name.replace("-", "_"), str(list(self.space.unroll(config)))):
+            text = text.replace(token, "")
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _run_key(self, config: Config, T: int) -> tuple[str, int, tuple]:
+        """What a run's estimate depends on: the kernel and the paths T takes through its list
+        (at T=1024 every list holding 128 runs 8 x 128 — one run for all of them), and whether the
+        loop is unrolled at all (``ptosim.cost.partition.unrolled``: a list above [1])."""
+        factors = self.space.unroll(config)
+        return (self._kernels[config], T, (factors[0] > 1, *(f for _, f in unroll_schedule(0, T, 1, list(factors)))))
 
     @property
     def incumbent(self) -> float:
@@ -171,7 +184,8 @@ class Evaluator:
         for c in fresh:
             self.points[c] = p = self._render(c)
             if p.folder is not None:
-                key = self._kernel_key(p)
+                self._kernels[c] = self._kernel_key(c, p)
+                key = (self._kernels[c], self.space.unroll(c))
                 if key in self._by_kernel:
                     twins[c] = self._by_kernel[key]
                 else:
@@ -180,9 +194,9 @@ class Evaluator:
         self._total += len(alive) * len(self.weights)
         for T in sorted(self.weights):
             for c in list(alive):  # a run of thousands of loop passes is minutes of cost model
-                passes = len(unroll_schedule(0, T, 1, [self.space.unroll(c)]))
+                passes = len(unroll_schedule(0, T, 1, list(self.space.unroll(c))))
                 if passes > MAX_PASSES:
-                    self.points[c].refused = (f"T={T}: {passes} loop passes with unroll {self.space.unroll(c)} (> {MAX_PASSES}): "
+                    self.points[c].refused = (f"T={T}: {passes} loop passes with unroll {list(self.space.unroll(c))} (> {MAX_PASSES}): "
                                               "not estimated; a token-by-token loop at this T is no candidate")
                     alive.remove(c)
                     self._total -= len(self.weights) - len(self.points[c].us)
@@ -205,19 +219,35 @@ class Evaluator:
         return [self.points[c] for c in configs]
 
     def _run(self, runs: list[tuple[Config, int]]) -> None:
-        if not runs:
+        """Estimate ``runs``; a run whose key (``_run_key``) was estimated before, or is in this
+        batch already, takes that result."""
+        groups: dict[tuple[str, int, tuple], list[tuple[Config, int]]] = {}
+        for c, T in runs:
+            key = self._run_key(c, T)
+            if key in self._runs:
+                self._record(c, T, self._runs[key])
+            else:
+                groups.setdefault(key, []).append((c, T))
+        if not groups:
             return
         inputs = self._inputs_from or ""
-        if self.jobs == 1 or len(runs) == 1:
-            for c, T in runs:
-                self._record(c, T, _job(str(self.points[c].folder), T, self.seed, inputs))
+
+        def finish(key: tuple[str, int, tuple], res: dict[str, Any]) -> None:
+            self._runs[key] = res
+            for c, T in groups[key]:
+                self._record(c, T, res)
+
+        if self.jobs == 1 or len(groups) == 1:
+            for key, members in groups.items():
+                c, T = members[0]
+                finish(key, _job(str(self.points[c].folder), T, self.seed, inputs))
             return
-        futures: dict[Future, tuple[Config, int]] = {
-            self._executor().submit(_job, str(self.points[c].folder), T, self.seed, inputs): (c, T) for c, T in runs
+        futures: dict[Future, tuple[str, int, tuple]] = {
+            self._executor().submit(_job, str(self.points[members[0][0]].folder), members[0][1], self.seed, inputs): key
+            for key, members in groups.items()
         }
         for fut in as_completed(futures):
-            c, T = futures[fut]
-            self._record(c, T, fut.result())
+            finish(futures[fut], fut.result())
 
     def _record(self, config: Config, T: int, res: Mapping[str, Any]) -> None:
         point = self.points[config]

@@ -46,6 +46,13 @@ class TuneResult:
     seconds: float = 0.0
     checked: dict[str, bool] = field(default_factory=dict)  #: configuration -> its golden test passed
 
+    def best_single(self, T: int) -> Point | None:
+        """The fastest configuration at ``T`` whose unroll list is one factor (with the 1 PyPTO
+        appends), the card's tiles and options: what a single ``unroll=`` would give there."""
+        singles = [p for p in self.ranked + self.pruned
+                   if T in p.us and len(self.space.unroll(p.config)) <= 2 and not any(p.config.picks[1:])]
+        return min(singles, key=lambda p: (p.us[T], p.config.picks), default=None)
+
     @property
     def best(self) -> Point:
         return self.ranked[0]
@@ -82,6 +89,10 @@ def _combined(current: Point, better: list[Point]) -> Config | None:
 
 
 def _coordinate(ev: Evaluator, space: Space, beam: int) -> None:
+    # each factor alone at every T first (no early stop: the table compares the winner with the
+    # best single factor at each T), then every list the candidates make
+    singles = [space.default.with_pick(0, i) for i, u in enumerate(space.axes[0].choices) if len(u) <= 2]
+    ev.evaluate(singles, bound=False)
     unroll = ev.evaluate([space.default.with_pick(0, i) for i in range(len(space.axes[0].choices))])
     currents = sorted((p for p in unroll if p.ok), key=_key)[:beam]
     # the beam's points move in lockstep: one batch of runs per round keeps every worker busy

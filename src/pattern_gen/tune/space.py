@@ -1,7 +1,7 @@
 """The tuning space of a request: the axes a designer would try by hand, from the plan's own data.
 
-* ``unroll`` — the skeleton's loop candidates (the card's "pick one value first, the rest are
-  tuning candidates"), unless the request fixes it.
+* ``unroll`` — every unroll list the skeleton's loop candidates make (each subset, largest first,
+  1 appended as PyPTO does: 32 lists for SK-03's six candidates), unless the request fixes it.
 * one axis per tile dimension of each stage: a vec stage's leading (row) extent, a cube stage's
   ``m``, ``k`` and ``n`` pairs, each halved and doubled from the fitted default (the search moves
   on from the new point, so four times is two steps). Hoisted stages (run once, before the loop)
@@ -23,8 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Sequence
 
 from ..plan.kernel_plan import KernelPlan, Request
+from ..plan.unroll import chain_break, unroll_token
 
-__all__ = ["Axis", "Config", "Space", "tuning_space"]
+__all__ = ["Axis", "Config", "Space", "tuning_space", "unroll_lists"]
 
 #: tile multipliers tried around a default: halving and doubling
 _SCALES = (0.5, 2)
@@ -81,13 +82,14 @@ class Space:
     def axis_index(self, name: str) -> int:
         return next(i for i, a in enumerate(self.axes) if a.name == name)
 
-    def unroll(self, config: Config) -> int:
-        return int(self.axes[0].choices[config.picks[0]])
+    def unroll(self, config: Config) -> tuple[int, ...]:
+        """The configuration's unroll list (ending with 1)."""
+        return tuple(self.axes[0].choices[config.picks[0]])
 
     def request(self, config: Config) -> Request:
         """The request of a configuration (the base request with its changes)."""
         params = dict(self.base.params)
-        params["unroll"] = self.unroll(config)
+        params["unroll"] = list(self.unroll(config))
         tiles: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in self.base.tiles.items()}
         options = dict(self.base.options)
         for axis, pick in zip(self.axes[1:], config.picks[1:]):
@@ -134,14 +136,29 @@ def _text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":")) if isinstance(value, dict) else str(value)
 
 
+def unroll_lists(candidates: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every unroll list the card's candidates make: each subset of the factors above 1, largest
+    first, with the 1 PyPTO appends (``[1]`` alone included) — the lists in candidate order."""
+    factors = sorted({c for c in candidates if c > 1}, reverse=True)
+    lists = [tuple(f for f, keep in zip(factors, mask) if keep) + (1,) for mask in itertools.product((1, 0), repeat=len(factors))]
+    return [u for u in lists if chain_break(u) is None]  # PyPTO overruns T with the others
+
+
 def tuning_space(plan: KernelPlan, candidates: Sequence[int], *, all_unrolls: bool = False) -> Space:
     """The space around ``plan`` (the card defaults for its request): unroll first, then tiles, then
     options. What the request sets itself stays fixed: an unroll given as ``--param unroll=``, the
-    stages it gives a ``--tile`` for, the options it gives. ``all_unrolls``: every candidate anyway
-    (the docs' curves compare them all)."""
+    stages it gives a ``--tile`` for, the options it gives. The unroll axis holds every list the
+    card's candidates make (``unroll_lists``); ``all_unrolls``: the plan's list and each candidate
+    alone instead (the docs' curves compare the single factors with the chosen list)."""
     fixed_unroll = "unroll" in plan.request.params and not all_unrolls
-    unrolls = [plan.unroll] + ([] if fixed_unroll else [c for c in candidates if c != plan.unroll])
-    axes = [Axis("unroll", tuple(unrolls), tuple(str(u) for u in unrolls))]
+    if fixed_unroll:
+        others: list[tuple[int, ...]] = []
+    elif all_unrolls:
+        others = [(c, 1) if c > 1 else (1,) for c in candidates]
+    else:
+        others = unroll_lists(candidates)
+    unrolls = list(dict.fromkeys([tuple(plan.unroll), *others]))
+    axes = [Axis("unroll", tuple(unrolls), tuple(unroll_token(u) for u in unrolls))]
     tiles: dict[str, Any] = {}
     overridden = set(plan.request.tiles)
     for stage in plan.stages:  # the prologue runs once, outside the token loop: no lever there

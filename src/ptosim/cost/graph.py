@@ -28,7 +28,7 @@ from typing import Any
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, nbytes_of, rows_cols, vec_grid
+from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, nbytes_of, rows_cols
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks

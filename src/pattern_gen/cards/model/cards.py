@@ -127,8 +127,11 @@ class LoopSpec(Strict):
     name: LoopName = "TOKEN_LOOP"
     index: Name = "t_off"
     factor: Name = "tile"
-    #: unroll factors, the first the default; each is a tile of tokens, so positive
+    #: unroll factors a request may list; each is a tile of tokens, so positive
     candidates: list[PositiveInt] = Field(min_length=1)
+    #: the default ``unroll_list`` (largest first; 1 is appended as PyPTO does); absent: the first
+    #: candidate alone
+    default: list[PositiveInt] | None = None
     submit_before_loop: bool = False
 
     @field_validator("candidates")
@@ -139,6 +142,24 @@ class LoopSpec(Strict):
         if twice:
             raise ValueError(f"lists {', '.join(map(str, twice))} more than once; list each unroll factor once")
         return value
+
+    @model_validator(mode="after")
+    def _default_of_candidates(self) -> "LoopSpec":
+        if self.default is not None:
+            foreign = [f for f in self.default if f not in self.candidates and f != 1]
+            if foreign:
+                raise ValueError(f"default lists {foreign[0]}, not one of the candidates {self.candidates}; add it to candidates or drop it")
+            if any(b >= a for a, b in zip(self.default, self.default[1:])):
+                raise ValueError(f"default {self.default} must list each factor once, largest first")
+            broken = [(s, b) for i, s in enumerate(self.default) for b in self.default[:i] if b % s]
+            if broken:
+                raise ValueError(f"default lists {broken[0][0]}, which does not divide {broken[0][1]}: PyPTO 0.2.0 would run passes past T or tokens twice")
+        return self
+
+    def default_list(self) -> tuple[int, ...]:
+        """The default unroll list as a plan holds it (ending with 1)."""
+        factors = list(self.default or self.candidates[:1])
+        return tuple(factors) if factors[-1] == 1 else (*factors, 1)
 
 
 class SlotSpec(Strict):

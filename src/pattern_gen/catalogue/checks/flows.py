@@ -176,7 +176,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
     if problems:
         return problems
     runs = _Expansions(cat)
-    unroll = card.loop.candidates[0]
+    unroll = card.loop.default_list()[0]
     for atom in usable:
         specs = cat.slot_specs(card, atom.id)
         defaults = cat.slot_param_defaults(card, atom.id)
