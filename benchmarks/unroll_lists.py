@@ -37,8 +37,9 @@ SKELETONS = {"SK-03": "AT-10", "SK-04": "AT-10", "SK-05": "AT-10"}
 GOAL = 1.10
 
 
-def bench(cat, skeleton: str, atom: str, dims: dict[str, int], Ts: list[int], max_passes: int, jobs: int) -> dict:
-    plan = resolve(cat, Request(skeleton=skeleton, atoms=(atom,), dims=dims))
+def bench(cat, skeleton: str, atom: str, dims: dict[str, int], Ts: list[int], max_passes: int, jobs: int, unroll: str | None = None) -> dict:
+    params = {"unroll": unroll} if unroll else {}
+    plan = resolve(cat, Request(skeleton=skeleton, atoms=(atom,), dims=dims, params=params))
     space = tuning_space(plan, cat.card(skeleton).loop.candidates, all_unrolls=True)
     configs = [space.default.with_pick(0, i) for i in range(len(space.axes[0].choices))]
     rows = []
@@ -68,6 +69,7 @@ def main() -> int:
     ap.add_argument("--max-T", type=int, default=None, help="skip larger T (SK-05's attention phase makes T=1024 minutes)")
     ap.add_argument("--max-passes", type=int, default=256)
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--unroll", default=None, help="a list to measure instead of the card's default (128,32,16,8)")
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = ap.parse_args()
     cat = load_catalogue([])
@@ -78,8 +80,8 @@ def main() -> int:
         card = cat.card(skeleton)
         dims = {k: int(v) for k, v in overrides.items() if k in card.dims}
         started = time.perf_counter()
-        print(f"{skeleton}: default unroll_list {list(card.loop.default_list())}", flush=True)
-        res = bench(cat, skeleton, SKELETONS[skeleton], dims, Ts, args.max_passes, args.jobs)
+        print(f"{skeleton}: unroll_list {args.unroll or list(card.loop.default_list())}", flush=True)
+        res = bench(cat, skeleton, SKELETONS[skeleton], dims, Ts, args.max_passes, args.jobs, args.unroll)
         res["seconds"] = round(time.perf_counter() - started, 1)
         results.append(res)
         print(f"{skeleton}: worst default / best single = {res['worst_ratio']:.3f} (goal <= {GOAL}); {res['seconds']} s", flush=True)

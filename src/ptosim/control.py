@@ -72,8 +72,22 @@ def _bounds(start: ScalarLike, stop: ScalarLike, step: int, op: str) -> tuple[in
     return concrete(start), concrete(stop), step
 
 
+def loop_passes(n: int, unroll_list: Sequence[int]) -> list[tuple[int, int]]:
+    """``[(pass, factor)]`` of each of ``n`` iterations of a ``loop`` with ``unroll_list``, as
+    PyPTO 0.2.0 groups them (one root of ``factor`` copies of the body per pass, measured on SK-01's
+    kv loop): factors largest first, each taking whole passes of what is left."""
+    out: list[tuple[int, int]] = []
+    left, ordinal = n, 0
+    for p in sorted(set(unroll_list), reverse=True):
+        while left >= p:
+            out += [(ordinal, p)] * p
+            ordinal, left = ordinal + 1, left - p
+    return out + [(ordinal + i, 1) for i in range(left)]
+
+
 def _iterate(
-    machine: Machine, name: str, idx_name: str, schedule: list[tuple[int, int]], **attrs: Any
+    machine: Machine, name: str, idx_name: str, schedule: list[tuple[int, int]],
+    passes: list[tuple[int, int]] | None = None, **attrs: Any
 ) -> Iterator[tuple[SymbolicScalar, int]]:
     depth = len(machine.loops)
     with machine.scope("loop", name, **attrs) as scope_id:
@@ -82,7 +96,8 @@ def _iterate(
             # PyPTO traces the body once per path, starting from the tiles in force at the loop:
             # a tile set late in one iteration does not carry into the next.
             machine.tiles[-1] = TileState(entry.vec, entry.cube, entry.split_k)
-            machine.loops.append(LoopFrame(name, index, ordinal, factor, scope_id, idx_name, len(schedule)))
+            group, factor = passes[ordinal] if passes else (-1, factor)
+            machine.loops.append(LoopFrame(name, index, ordinal, factor, scope_id, idx_name, len(schedule), group))
             try:
                 yield SymbolicScalar(index, idx_name), factor
             finally:
@@ -100,7 +115,10 @@ def loop(
     submit_before_loop: bool = False,
     parallel: bool = False,
 ) -> Iterator[SymbolicScalar]:
-    """``for i in loop(stop)`` / ``loop(start, stop, step)``: a symbolic index per iteration."""
+    """``for i in loop(stop)`` / ``loop(start, stop, step)``: a symbolic index per iteration. With
+    ``unroll_list`` (which must cover the extent: PyPTO 0.2.0's ``loop`` appends no 1) each iteration
+    still runs on its own, and its frame records the pass of ``factor`` iterations PyPTO compiles it
+    into (``loop_passes``): one root for the cost model, as one task group in PyPTO's SIM."""
     op = "loop"
     machine = current_machine(op)
     if stop is None:
@@ -108,11 +126,14 @@ def loop(
     lo, hi, st = _bounds(start, stop, step, op)
     name = name or f"loop_{len(machine.record.scopes)}"
     idx_name = idx_name or f"loop_idx_{len(machine.loops)}"
-    if unroll_list is not None:
-        _check_covered(machine, _check_unroll_list(unroll_list, op), len(range(lo, hi, st)), name, op)
     schedule = [(i, 1) for i in range(lo, hi, st)]
+    passes = None
+    if unroll_list is not None:
+        factors = _check_unroll_list(unroll_list, op)
+        _check_covered(machine, factors, len(schedule), name, op)
+        passes = loop_passes(len(schedule), factors)
     attrs = {"submit_before_loop": bool(submit_before_loop), "parallel": bool(parallel)}
-    for idx, _ in _iterate(machine, name, idx_name, schedule, **attrs):
+    for idx, _ in _iterate(machine, name, idx_name, schedule, passes, **attrs):
         yield idx
 
 

@@ -37,6 +37,14 @@ class LoopFrame:
     scope: int  #: id of the options scope of this loop
     idx_name: str = ""  #: the index's symbol name (``is_loop_begin`` finds its loop by it)
     count: int = 1  #: iterations in this loop run (``is_loop_end``)
+    #: the pass an iteration of an unrolled ``loop`` runs in (PyPTO compiles ``factor`` iterations as
+    #: one root); -1: its own pass (``iteration``)
+    group: int = -1
+
+    @property
+    def pass_key(self) -> tuple[int, int, int]:
+        """What makes a root: the loop, the pass and its path."""
+        return (self.scope, self.group if self.group >= 0 else self.iteration, self.factor)
 
 
 @dataclass(frozen=True)

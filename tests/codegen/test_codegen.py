@@ -25,7 +25,7 @@ from pattern_gen.vocab.errors import PatternGenError
 from pattern_gen.vocab.resources import package_patterns_dir
 
 SK03_SMALL = ["--skeleton", "SK-03", "--atoms", "AT-10", "--dim", "K=256", "--dim", "N=128"]
-SK03_SMALL_NAME = "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3-K256-N128"
+SK03_SMALL_NAME = "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-K256-N128"
 FILES = {"kernel.py", "golden.py", "instance.json", f"test_{SK03_SMALL_NAME.replace('-', '_')}.py"}
 
 # Calls that place structure (labels, tiles, the loop, options), not ops of a card flow.

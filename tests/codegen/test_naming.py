@@ -35,10 +35,10 @@ def test_name_of_the_spec_example(resolve_req):
 @pytest.mark.parametrize(
     ("skeleton", "atoms", "fields", "name"),
     [
-        ("SK-03", "AT-10", {}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3"),
-        ("SK-03", "AT-03,AT-09", {"dims": {"K": 256, "N": 128}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3-K256-N128"),
-        ("SK-03", "AT-10", {"params": {"quant_mode": "int8_w8a8"}}, "sk03-at11-gamma-rsqrt-qint8-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3"),
-        ("SK-03", "AT-10", {"params": {"eps": "1e-5"}, "dims": {"K": 4096}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3-eps1em05"),
+        ("SK-03", "AT-10", {}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3"),
+        ("SK-03", "AT-03,AT-09", {"dims": {"K": 256, "N": 128}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-K256-N128"),
+        ("SK-03", "AT-10", {"params": {"quant_mode": "int8_w8a8"}}, "sk03-at11-gamma-rsqrt-qint8-obf16-nobias-norstd-nk-u128_32_16_8-a2a3"),
+        ("SK-03", "AT-10", {"params": {"eps": "1e-5"}, "dims": {"K": 4096}}, "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-eps1em05"),
         (
             "SK-04",
             "AT-10",

@@ -34,7 +34,7 @@ def _ops(plan):
 
 def test_sk03_default_plan(resolve_req):
     plan = resolve_req("SK-03", "AT-10")
-    assert (plan.skeleton, plan.atom, plan.slot, plan.platform, plan.unroll) == ("SK-03", "AT-10", "proj", "a2a3", (128, 64, 32, 16, 8, 1))
+    assert (plan.skeleton, plan.atom, plan.slot, plan.platform, plan.unroll) == ("SK-03", "AT-10", "proj", "a2a3", (128, 32, 16, 8, 1))
     assert plan.dims == {"K": 4096, "N": 1536}
     assert _io(plan.inputs) == {
         "x": (["T", "K"], "BF16", "activation"),

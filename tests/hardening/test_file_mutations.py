@@ -38,7 +38,7 @@ SHIPPED = package_patterns_dir()
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = SHIPPED / "platforms" / "a2a3.yaml"
 MANIFEST = SHIPPED / "manifest.yaml"
-INSTANCE = next(p for p in sorted((REPO / "generated").glob("sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_64_32_16_8-a2a3-K256-N128")))
+INSTANCE = next(p for p in sorted((REPO / "generated").glob("sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-K256-N128")))
 
 EXAMPLES = int(os.environ.get("PATTERN_GEN_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=15000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -265,3 +265,25 @@ def test_loop_unroll_list_must_cover_the_remainder():
         kernel([4])(x.copy(), np.array([3], np.int32))
     kernel([4])(x.copy(), np.array([8], np.int32))  # a multiple of 4 is covered
     kernel([4, 2, 1])(x.copy(), np.array([3], np.int32))
+
+
+@pytest.mark.parametrize(
+    ("n", "unroll_list", "passes"),
+    [
+        (15, [8, 4, 2, 1], [8, 4, 2, 1]),
+        (16, [8, 4, 2, 1], [8, 8]),
+        (5, [4, 2, 1], [4, 1]),
+        (3, [8, 4, 2, 1], [2, 1]),
+        (7, [1], [1] * 7),
+    ],
+)
+def test_an_unrolled_loop_runs_its_iterations_in_passes(n, unroll_list, passes):
+    """PyPTO 0.2.0 compiles a pass of p iterations of ``loop(..., unroll_list=)`` as one root (SK-01's
+    kv loop: 8 blocks of one token in one task group, measured on its SIM); ptosim runs each
+    iteration, as PyPTO computes them, and records the pass it belongs to for the cost model."""
+    from ptosim.control import loop_passes
+
+    grouped = loop_passes(n, unroll_list)
+    assert len(grouped) == n
+    sizes = [sum(1 for g, _ in grouped if g == k) for k in dict.fromkeys(g for g, _ in grouped)]
+    assert sizes == passes and [f for g, f in dict.fromkeys(grouped)] == passes

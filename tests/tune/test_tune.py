@@ -192,7 +192,7 @@ def test_apply_edits_only_its_entry(cli, tmp_path: Path) -> None:
         assert after == original
         lines = [loaded.where("instances", i).get("line") for i in range(len(loaded.instances))]
         entry = loaded.instances[lines.index(data["applied"]["line"])]
-    given = entry.params.get("unroll", [128, 64, 32, 16, 8, 1])
+    given = entry.params.get("unroll", [128, 32, 16, 8, 1])
     assert (list(given) if isinstance(given, list) else [given, 1]) == best["unroll"]
     assert entry.tiles == best["tiles"]
     # a second run finds the winner in place

@@ -127,6 +127,9 @@ def _print_run(result: RunResult) -> None:
         per = e.get("per_label_us") or {}
         if per:
             out.print("  task time per label (summed over tasks): " + ", ".join(f"{k} {v:.2f} µs" for k, v in per.items()))
+        paths = {k: v for k, v in (e.get("per_path_us") or {}).items() if k != "outside"}
+        if len(paths) > 1:  # one path says nothing the total does not
+            out.print("  task time per unroll path: " + ", ".join(f"{k} {v:.2f} µs" for k, v in paths.items()))
         phases = e.get("per_phase_us") or {}
         if phases:
             out.print("  task time per phase: " + ", ".join(f"{k} {v:.2f} µs" for k, v in phases.items()))

@@ -71,7 +71,7 @@ def _roots(ops: list[OpRecord]) -> list[list[OpRecord]]:
     roots: list[list[OpRecord]] = []
     key = None
     for op in ops:
-        k = tuple((f.scope, f.iteration, f.factor) for f in op.loops)
+        k = tuple(f.pass_key for f in op.loops)
         if not roots or k != key:
             roots.append([])
             key = k

@@ -78,6 +78,15 @@ class Estimate:
             acc[t.label or "(unlabelled)"] += self.params.us(t.duration)
         return {k: round(v, 3) for k, v in sorted(acc.items(), key=lambda kv: -kv[1])}
 
+    def per_path_us(self) -> dict[str, float]:
+        """Summed task time per path of the outermost ``loop_unroll`` (its factor: each is a compiled
+        path in PyPTO; ``"outside"`` for tasks of no loop pass), with the passes each path ran."""
+        acc: dict[str, float] = defaultdict(float)
+        for t in self.work_tasks:
+            loops = self.graph.roots[t.root]["loops"] if t.root < len(self.graph.roots) else []
+            acc[f"{loops[0][3]}" if loops else "outside"] += self.params.us(t.duration)
+        return {k: round(v, 3) for k, v in sorted(acc.items(), key=lambda kv: (kv[0] == "outside", -int(kv[0]) if kv[0] != "outside" else 0))}
+
     def per_label_tasks(self) -> dict[str, int]:
         """Task count per ``label/kind``, keyed as PyPTO's swimlane is summarised (AIC/AIV only)."""
         acc: dict[str, int] = defaultdict(int)
@@ -102,6 +111,7 @@ class Estimate:
             "roots": len(self.graph.roots),
             "utilization": {k: round(v, 4) for k, v in self.utilization().items()},
             "per_label_us": self.per_label_us(),
+            "per_path_us": self.per_path_us(),
             "per_label_tasks": self.per_label_tasks(),
             "l2": {"hits": hits, "misses": misses},
             "notes": list(self.notes),
