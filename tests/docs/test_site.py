@@ -109,5 +109,7 @@ def test_name_decoder(page, server):
     page.fill("#pg-name", "sk04-at11-nogamma-sqrtdiv-qint8-ofp32-bias-rstd-kn-u4-a2a3-H256")
     decoded = page.locator("#pg-decoded").inner_text()
     assert re.search(r"quant_mode\s+int8_w8a8", decoded)
-    assert re.search(r"unroll\s+4", decoded) and "dim H" in decoded
+    assert re.search(r"unroll_list\s+\[4, 1\]", decoded) and "dim H" in decoded
+    page.fill("#pg-name", "sk04-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-kn-u8_4_2-a2a3")
+    assert re.search(r"unroll_list\s+\[8, 4, 2, 1\]", page.locator("#pg-decoded").inner_text())
     assert page.errors == []

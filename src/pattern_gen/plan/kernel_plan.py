@@ -41,6 +41,9 @@ class Request:
         if self.atoms:
             parts.append(f"--atoms {','.join(self.atoms)}")
         for k, v in self.params.items():
+            if k == "unroll" and isinstance(v, (list, tuple)):  # an unroll list is spelled 128,16,1
+                parts.append(f"--param unroll={','.join(map(str, v))}")
+                continue
             parts.append(f"--param {k}={yaml_word(v)}")
         for stage, ps in self.stage_params.items():
             for k, v in ps.items():
