@@ -59,11 +59,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 SKIPPED_LOG = "PATTERN_GEN_SKIPPED_LOG"
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+def _log_skip(nodeid: str) -> None:
     path = os.environ.get(SKIPPED_LOG)
-    if not path or not report.skipped or report.when not in ("setup", "call"):
-        return
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # the controller receives every worker's report too
-        return
-    with open(path, "a", encoding="utf-8") as log:
-        log.write(report.nodeid + "\n")
+    if path:  # workers and the xdist controller may both report one skip: .ci/run sorts -u
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(nodeid + "\n")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and report.when in ("setup", "call"):
+        _log_skip(report.nodeid)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module that skips as a whole (``importorskip("torch")``) is one skipped collection."""
+    if report.skipped and report.nodeid:
+        _log_skip(report.nodeid)
