@@ -15,7 +15,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plan.test_points import test_values
-from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..output.instances import (
     RunResult,
     read_instance,
@@ -29,6 +28,7 @@ from ..plan.naming import explain as explain_name
 from ..plan.unroll import unroll_text
 from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
+from ..vocab.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.text import plain, utilisation
 from .app import main
 from .request_flags import request_from_flags, request_options

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..emit.targets import TARGETS
 from ..vocab.errors import ErrorCode
 from ..vocab.expr import Expr
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import CUBE_OPS, SCALAR_OPS
+from ..vocab.targets import RESERVED
 
 __all__ = [
     "SCALAR_OPS",
@@ -26,10 +26,6 @@ __all__ = [
     "CStage",
     "Expansion",
 ]
-
-
-# Names a card may not define at the top level: kernel-level names of every target's emitted code.
-RESERVED = frozenset().union(*(target.all_reserved for target in TARGETS.values()))
 
 
 class FlowError(Exception):

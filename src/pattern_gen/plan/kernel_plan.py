@@ -30,7 +30,7 @@ class Request:
     platform: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
-    #: the code-generation target (``emit/targets``); None: the default
+    #: the code-generation target (``vocab/targets``); None: the default
     target: str | None = None
     #: ``--tile`` overrides by stage label: ``[rows, cols]`` (vec) or ``{"m": [..], "k": [..], "n": [..]}``
     tiles: dict[str, Any] = field(default_factory=dict)

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..cards.loader import problems_from_validation
 from ..cards.yamlsrc import load_located_file
-from ..emit.targets import DEFAULT_TARGET
 from ..vocab.errors import PatternGenError, Problem
+from ..vocab.targets import DEFAULT_TARGET
 from .kernel_plan import Request
 from .model_request import apply_model
 

@@ -15,8 +15,8 @@ import json
 import re
 from typing import Any, Mapping
 
-from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.targets import DEFAULT_TARGET, TARGETS
 from .regime import dim_steps
 from .unroll import UnrollError, parse_unroll, parse_unroll_token, unroll_token
 

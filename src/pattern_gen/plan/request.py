@@ -17,8 +17,8 @@ from ptosim.platform import DEFAULT_PLATFORM
 
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
-from ..emit.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.text import parse_float, parse_int, quote
 from .kernel_plan import Request
 

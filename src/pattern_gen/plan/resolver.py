@@ -14,7 +14,6 @@ from ptosim.option_versions import version_problems
 from ptosim.platform import Profile
 
 from ..catalogue.catalogue import Catalogue
-from ..emit.targets import get_target
 from ..flow import (
     Expansion,
     FlowError,
@@ -26,6 +25,7 @@ from ..flow import (
 )
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
 from ..vocab.expr import ExprError, names, parse
+from ..vocab.targets import target_spec
 from .kernel_plan import KernelPlan, Request
 from .options import plan_options
 from .request import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
@@ -83,7 +83,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
     used = list(dict.fromkeys(exp.cards_used))
     advice_cards = [skeleton, atom] + [cat.cards[u] for u in used if u not in (skeleton.id, atom.id)]
     options = plan_options(advice_cards, env, c.platform, req.options, exp.stages, exp.roles)
-    target = get_target(c.target)
+    target = target_spec(c.target)
     refused = version_problems(target.pypto_version, options.runtime, options.pass_)
     if refused:
         raise PatternGenError([Problem("bad-option", f"--target {target.name}: {why}; drop the option, or generate for another target") for why in refused])

@@ -1,81 +1,35 @@
 """Code-generation targets: where the emitted kernel runs.
 
-A target is one folder here: a ``Target`` (its module, the names it reserves, its host wrapper
-and test templates). The ``@jit`` kernel function itself is target-neutral
-(``emit/templates/kernel_body.j2``): every target emits the same text, valid PyPTO.
+What a target is — its name, module, reserved names, PyPTO version — is data in
+``vocab/targets.py`` (every step may ask). What is emit's is the target's folder here: its
+``kernel.py.j2`` (header, import, host wrapper) and ``test.py.j2``. The ``@jit`` kernel function
+itself is target-neutral (``emit/templates/kernel_body.j2``): every target emits the same text,
+valid PyPTO.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import fields
 from pathlib import Path
 
-from ...vocab.identifiers import PYTHON_RESERVED
+from ...vocab.targets import TargetSpec
+from ...vocab.targets import TARGETS as SPECS
 
-__all__ = ["Target", "TARGETS", "DEFAULT_TARGET", "get_target", "KERNEL_RESERVED"]
+__all__ = ["Target", "TARGETS", "get_target"]
 
 _HERE = Path(__file__).resolve().parent
 
-#: Names a card may not define at the top level: kernel-level names of the emitted code (every
-#: target's host code uses them) and Python's keywords and builtins the kernel relies on.
-KERNEL_RESERVED = frozenset({"pypto", "np", "tile", "t_off", "T", "run", "kernel", "inputs", "outputs", "opts"}) | PYTHON_RESERVED
 
-
-@dataclass(frozen=True)
-class Target:
-    """One code-generation target."""
-
-    name: str
-    #: what the target runs on, for plans and docs
-    title: str
-    #: the Python module the kernel imports as ``pypto``
-    module: str
-    #: the folder holding ``kernel.py.j2`` (header + host wrapper) and ``test.py.j2``
-    folder: Path
-    #: names the target's host code defines beside the kernel (on top of ``KERNEL_RESERVED``)
-    reserved: frozenset[str] = frozenset()
-    #: the PyPTO version whose option set the target's kernels must keep to (``upstream``: the
-    #: reference digest's, which ptosim validates)
-    pypto_version: str = "upstream"
-    #: platforms the target can run here (None: every platform of the catalogue)
-    simulates: frozenset[str] | None = None
-    #: why the others cannot (shown in the plan and as the test's skip reason)
-    simulates_why: str = ""
-
-    def cannot_run(self, platform: str) -> str:
-        """Why this target cannot run ``platform`` here ("" when it can)."""
-        if self.simulates is None or platform in self.simulates:
-            return ""
-        return f"{self.simulates_why} The kernel is written; its PyPTO test skips."
+class Target(TargetSpec):
+    """A target with its template folder."""
 
     @property
-    def all_reserved(self) -> frozenset[str]:
-        return KERNEL_RESERVED | self.reserved
+    def folder(self) -> Path:
+        """The folder holding ``kernel.py.j2`` (header + host wrapper) and ``test.py.j2``."""
+        return _HERE / self.name
 
 
-TARGETS: dict[str, Target] = {
-    "ptosim": Target(
-        name="ptosim",
-        title="ptosim, the bundled NumPy tile simulator",
-        module="ptosim",
-        folder=_HERE / "ptosim",
-        reserved=frozenset({"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "Mapping", "unwritten_fill", "np"}),
-    ),
-    "pypto": Target(
-        name="pypto",
-        title="real PyPTO 0.2.0 (SIM cost model, CPU verifier, NPU)",
-        module="pypto",
-        folder=_HERE / "pypto",
-        reserved=frozenset(
-            {"UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "PYPTO_VERSION", "LAST_RUN", "Mapping", "Any", "glob", "json", "os", "tempfile", "torch"}
-        ),
-        pypto_version="0.2.0",
-        simulates=frozenset({"a2a3"}),
-        simulates_why="PyPTO 0.2.0 from PyPI simulates only Atlas A2/A3 (NpuArch DAV_2201, A2A3.ini); scaled_mm and FP8 need DAV_3510.",
-    ),
-}
-
-DEFAULT_TARGET = "ptosim"
+TARGETS: dict[str, Target] = {name: Target(**{f.name: getattr(spec, f.name) for f in fields(spec)}) for name, spec in SPECS.items()}
 
 
 def get_target(name: str) -> Target:
