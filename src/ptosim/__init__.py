@@ -20,6 +20,9 @@ import sys
 import types
 from typing import Any
 
+from .vocabulary import DTYPE_NAMES as _DTYPE_NAMES
+from .vocabulary import OPS as _OPS
+
 __version__ = "0.1.0"
 
 #: where each public name lives. Loaded on first use (PEP 562), so a tool that needs only the
@@ -29,32 +32,22 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "cast": ("CastMode", "SaturationMode"),
     "config": ("get_pass_options", "options", "set_options", "set_pass_options", "set_semantic_label"),
     "control": ("loop", "loop_unroll", "unroll_schedule"),
-    "cube": ("matmul", "scaled_mm"),
     "dtypes": ("DataType", "bytes_of"),
     "errors": (
         "CapacityError", "DTypeError", "OptionError", "PlatformError", "PtoSimError", "PtoSimWarning",
         "ShapeError", "SymbolicError", "TileShapeError",
     ),
     "machine": ("use_platform",),
-    "movement": ("assemble", "reshape", "view"),
-    "ops": (
-        "abs", "add", "amax", "cast", "div", "exp", "full", "maximum", "minimum", "mul", "rsqrt", "sqrt", "sub", "sum",
-        "zeros",
-    ),
     "options": ("RunMode",),
     "platform": ("Profile", "available_platforms", "load_platform"),
-    "scatter": ("scatter_update",),
     "symbolic": ("SymbolicScalar",),
     "tensor": ("DYNAMIC", "STATIC", "CachePolicy", "Tensor"),
     "tiles": ("get_cube_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "set_vec_tile_shapes"),
 }
-_WHERE = {name: module for module, names in _SOURCES.items() for name in names}
+_WHERE = {name: module for module, names in _SOURCES.items() for name in names} | {o.name: o.module for o in _OPS.values()}
 #: submodules that are part of the API (``pypto.frontend.jit``, ``ptosim.cost``)
 _MODULES = ("frontend", "experimental", "cost", "testing")
-_DTYPES = (
-    "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_FP16", "DT_FP32", "DT_BF16", "DT_BOOL",
-    "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",
-)
+_DTYPES = tuple(f"DT_{name}" for name in _DTYPE_NAMES)
 
 
 def __getattr__(name: str) -> Any:  # PEP 562
@@ -92,14 +85,12 @@ def __dir__() -> list[str]:
 __all__ = [
     "frontend", "experimental", "testing", "cost",
     "Tensor", "tensor", "DYNAMIC", "STATIC", "CachePolicy", "DataType", "bytes_of", "SymbolicScalar",
-    "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_FP16", "DT_FP32", "DT_BF16", "DT_BOOL",
-    "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",
+    *_DTYPES,
     "CastMode", "SaturationMode", "RunMode",
     "set_vec_tile_shapes", "get_vec_tile_shapes", "set_cube_tile_shapes", "get_cube_tile_shapes",
     "set_semantic_label", "set_options", "options", "set_pass_options", "get_pass_options",
     "loop", "loop_unroll", "unroll_schedule", "cond", "is_loop_begin", "is_loop_end",
-    "add", "sub", "mul", "div", "maximum", "minimum", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "cast", "full", "zeros",
-    "view", "assemble", "reshape", "scatter_update", "matmul", "scaled_mm",
+    *_OPS,
     "use_platform", "load_platform", "available_platforms", "Profile",
     "PtoSimError", "TileShapeError", "CapacityError", "DTypeError", "ShapeError", "SymbolicError",
     "OptionError", "PlatformError", "PtoSimWarning",

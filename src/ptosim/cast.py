@@ -34,20 +34,14 @@ import numpy as np
 
 from .dtypes import DataType
 from .errors import DTypeError
+from .vocabulary import CAST_MODES
 
 __all__ = ["CastMode", "SaturationMode", "cast_array", "resolve_mode", "to_float32", "is_exact"]
 
 
-class CastMode(enum.Enum):
-    """Rounding mode of ``pypto.cast`` (values are PyPTO 0.2.0's enum codes)."""
-
-    CAST_NONE = 0
-    CAST_RINT = 1
-    CAST_ROUND = 2
-    CAST_FLOOR = 3
-    CAST_CEIL = 4
-    CAST_TRUNC = 5
-    CAST_ODD = 6
+#: Rounding mode of ``pypto.cast``: ``CAST_<mode>`` for each of ``vocabulary.CAST_MODES``, valued by
+#: PyPTO 0.2.0's enum codes (their order)
+CastMode = enum.Enum("CastMode", [(f"CAST_{m}", i) for i, m in enumerate(CAST_MODES)], module=__name__, qualname="CastMode")
 
 
 class SaturationMode(enum.Enum):

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .vocabulary import DTYPES
+
 __all__ = [
     "DataType",
     "DTypeInfo",
@@ -36,28 +38,15 @@ def _f(np_type: type, short: str) -> DTypeInfo:
     import ml_dtypes  # ~1 s to import: loaded with the table, on the first numeric use
 
     dt = np.dtype(np_type)
-    return DTypeInfo(short, dt, *_LAYOUT[short], float(ml_dtypes.finfo(dt).max))
+    return DTypeInfo(short, dt, DTYPES[short].nbytes, DTYPES[short].kind, float(ml_dtypes.finfo(dt).max))
 
 
 def _i(np_type: type, short: str) -> DTypeInfo:
-    return DTypeInfo(short, np.dtype(np_type), *_LAYOUT[short])
+    return DTypeInfo(short, np.dtype(np_type), DTYPES[short].nbytes, DTYPES[short].kind)
 
 
-class DataType(enum.Enum):
+class _Members(enum.Enum):
     """PyPTO ``DataType`` members that ptosim stores (values are PyPTO 0.2.0's enum codes)."""
-
-    DT_INT8 = 1
-    DT_INT16 = 2
-    DT_INT32 = 3
-    DT_INT64 = 4
-    DT_FP16 = 6
-    DT_FP32 = 7
-    DT_BF16 = 8
-    DT_UINT8 = 11
-    DT_BOOL = 15
-    DT_FP8E5M2 = 17
-    DT_FP8E4M3 = 18
-    DT_FP8E8M0 = 19
 
     @property
     def info(self) -> DTypeInfo:
@@ -98,21 +87,12 @@ class DataType(enum.Enum):
         return f"DataType.{self.name}"
 
 
-#: card spellings: known without the storage table (profiles and cards only need names)
-_SHORT = {
-    DataType.DT_INT8: "INT8", DataType.DT_INT16: "INT16", DataType.DT_INT32: "INT32", DataType.DT_INT64: "INT64",
-    DataType.DT_UINT8: "UINT8", DataType.DT_FP16: "FP16", DataType.DT_FP32: "FP32", DataType.DT_BF16: "BF16",
-    DataType.DT_FP8E5M2: "FP8E5M2", DataType.DT_FP8E4M3: "FP8E4M3", DataType.DT_FP8E8M0: "FP8E8M0", DataType.DT_BOOL: "BOOL",
-}
-#: sizes and kinds: also known without the storage table (the resolver sizes tiles with them)
-_LAYOUT = {
-    "INT8": (1, "int"), "INT16": (2, "int"), "INT32": (4, "int"), "INT64": (8, "int"), "UINT8": (1, "uint"),
-    "FP16": (2, "float"), "FP32": (4, "float"), "BF16": (2, "float"), "FP8E5M2": (1, "float"),
-    "FP8E4M3": (1, "float"), "FP8E8M0": (1, "float"), "BOOL": (1, "bool"),
-}
-for _m, _s in _SHORT.items():
-    _m._short = _s
-    _m._nbytes, _m._kind = _LAYOUT[_s]
+#: the members, in code order, from ``ptosim.vocabulary`` (the one dtype table)
+DataType = _Members("DataType", [(f"DT_{d.name}", d.code) for d in sorted(DTYPES.values(), key=lambda d: d.code)],
+                    module=__name__, qualname="DataType")
+for _m in DataType:
+    _m._short = _m.name.removeprefix("DT_")
+    _m._nbytes, _m._kind = DTYPES[_m._short].nbytes, DTYPES[_m._short].kind
 
 _INFO: dict[DataType, DTypeInfo] = {}
 _BY_NP: dict[np.dtype, DataType] = {}
@@ -125,20 +105,11 @@ def _load_table() -> None:
         return
     import ml_dtypes
 
-    _INFO.update({
-        DataType.DT_INT8: _i(np.int8, "INT8"),
-        DataType.DT_INT16: _i(np.int16, "INT16"),
-        DataType.DT_INT32: _i(np.int32, "INT32"),
-        DataType.DT_INT64: _i(np.int64, "INT64"),
-        DataType.DT_UINT8: _i(np.uint8, "UINT8"),
-        DataType.DT_FP16: _f(np.float16, "FP16"),
-        DataType.DT_FP32: _f(np.float32, "FP32"),
-        DataType.DT_BF16: _f(ml_dtypes.bfloat16, "BF16"),
-        DataType.DT_FP8E5M2: _f(ml_dtypes.float8_e5m2, "FP8E5M2"),
-        DataType.DT_FP8E4M3: _f(ml_dtypes.float8_e4m3fn, "FP8E4M3"),
-        DataType.DT_FP8E8M0: _f(ml_dtypes.float8_e8m0fnu, "FP8E8M0"),
-        DataType.DT_BOOL: DTypeInfo("BOOL", np.dtype(np.bool_), *_LAYOUT["BOOL"]),
-    })
+    for m in DataType:
+        spec = DTYPES[m.short]
+        module, attr = spec.storage.split(".")
+        np_type = getattr(ml_dtypes if module == "ml_dtypes" else np, attr)
+        _INFO[m] = _f(np_type, spec.name) if spec.kind == "float" else _i(np_type, spec.name)
     for m, info in _INFO.items():
         m._i = info  # direct attribute: the properties above are read on every op
     _BY_NP.update({info.np_dtype: m for m, info in _INFO.items()})

@@ -25,24 +25,9 @@ from .platform import OpKind
 from .symbolic import SymbolicScalar
 from .tensor import Tensor
 from .tiles import check_vec_op
+from .vocabulary import ops_of
 
-__all__ = [
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "maximum",
-    "minimum",
-    "abs",
-    "exp",
-    "sqrt",
-    "rsqrt",
-    "sum",
-    "amax",
-    "cast",
-    "full",
-    "zeros",
-]
+__all__ = list(ops_of(module="ops"))  # the table names what this module defines
 
 _FP32 = DataType.DT_FP32
 
@@ -182,6 +167,10 @@ def _unary(op: str, input: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Tenso
 
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyPTO name
     return _unary("abs", input, np.abs)
+
+
+def neg(input: Tensor) -> Tensor:
+    return _unary("neg", input, np.negative)
 
 
 def _via_float64(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:

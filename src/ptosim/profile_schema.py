@@ -15,14 +15,15 @@ the matching ``ptosim.cost.CostParams`` field, the one place those defaults are 
 from __future__ import annotations
 
 import difflib
-import types
-import typing
 from typing import Annotated, Any, Mapping, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, field_validator
 
 from .dtypes import DataType, dtype_from_name
 from .errors import PlatformError
+from .schema_keys import dotted, keys_at
+from .vocabulary import OPS as _TABLE
+from .vocabulary import ops_of
 
 __all__ = [
     "OP_DTYPE_OPS",
@@ -35,11 +36,9 @@ __all__ = [
 ]
 
 #: The ops whose input dtypes a profile's ``op_dtypes`` rules (each checks them on every call).
-OP_DTYPE_OPS: tuple[str, ...] = (
-    "add", "sub", "mul", "div", "maximum", "minimum", "abs", "exp", "sqrt", "rsqrt", "sum", "amax", "full",
-)
+OP_DTYPE_OPS: tuple[str, ...] = ops_of(dtype_checked=True)
 #: Every op ptosim records; ``cost.lowering`` may name any of them.
-OPS: tuple[str, ...] = (*OP_DTYPE_OPS, "zeros", "cast", "view", "assemble", "reshape", "scatter_update", "matmul", "scaled_mm")
+OPS: tuple[str, ...] = tuple(_TABLE)
 
 _DTYPE_NAMES = [m.short for m in DataType]
 
@@ -254,47 +253,6 @@ class ProfileModel(Section):
 # --- errors --------------------------------------------------------------------------------------
 
 
-def _unwrap(tp: Any) -> Any:
-    """The model class reached through ``Annotated``, ``X | None``, ``list[X]``, ``dict[K, X]``."""
-    while True:
-        origin = typing.get_origin(tp)
-        if origin is Annotated:
-            tp = typing.get_args(tp)[0]
-        elif origin in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(tp) if a is not type(None)]
-            tp = args[0] if len(args) == 1 else tp
-            if len(args) != 1:
-                return tp
-        else:
-            return tp
-
-
-def _keys_at(root: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
-    """The keys valid at ``path`` (empty when it is not a section)."""
-    current: Any = root
-    for part in path:
-        current = _unwrap(current)
-        if isinstance(current, type) and issubclass(current, BaseModel):
-            field = current.model_fields.get(str(part))
-            if field is None:
-                return []
-            current = field.annotation
-            continue
-        origin = typing.get_origin(current)
-        if origin in (list, dict, tuple):  # an index or a table key: step into the element type
-            current = typing.get_args(current)[-1]
-            continue
-        return []
-    current = _unwrap(current)
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
-
-
-def _dotted(path: tuple[Any, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
-
-
 _BOUNDS = {"greater_than": "> {gt}", "greater_than_equal": ">= {ge}", "less_than": "< {lt}",
            "less_than_equal": "<= {le}", "too_short": "a list of at least {min_length}"}
 _TYPES = {"int_type": "an int", "int_parsing": "an int", "int_from_float": "an int", "float_type": "a number",
@@ -310,7 +268,7 @@ def problems_of(exc: ValidationError, root: type[BaseModel]) -> list[tuple[tuple
         path = tuple(p for p in e["loc"] if p != "[key]")
         kind, ctx = e["type"], e.get("ctx") or {}
         if kind == "extra_forbidden":
-            at, text = path[:-1], unknown("key", path[-1], _keys_at(root, path[:-1]))
+            at, text = path[:-1], unknown("key", path[-1], keys_at(root, path[:-1]))
         elif kind == "missing":
             at, text = path[:-1], f"lacks key {path[-1]!r}"
         elif kind == "value_error":
@@ -321,7 +279,7 @@ def problems_of(exc: ValidationError, root: type[BaseModel]) -> list[tuple[tuple
             at, text = path, f"must be {_TYPES[kind]}, got {type(e['input']).__name__} {e['input']!r}"
         else:
             at, text = path, f"{e['msg'][0].lower()}{e['msg'][1:]}, got {e['input']!r}"
-        out.append((path, f"{_dotted(at)}: {text}" if at else text))
+        out.append((path, f"{dotted(at)}: {text}" if at else text))
     return out
 
 

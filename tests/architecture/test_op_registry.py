@@ -38,14 +38,14 @@ def test_ptosim_exports_the_call(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_flow_types_it(name: str) -> None:
-    assert callable(getattr(OpTyper, f"op_{OPS[name].rule}", None)), f"no OpTyper.op_{OPS[name].rule} for op {name!r}"
+    assert callable(getattr(OpTyper, f"op_{OPS[name].family}", None)), f"no OpTyper.op_{OPS[name].family} for op {name!r}"
 
 
 def test_every_target_spells_every_op() -> None:
     shared = _macros(TEMPLATES / "ops.j2")
     for target in TARGETS.values():
         own = _macros(target.folder / "ops.j2") if (target.folder / "ops.j2").is_file() else set()
-        missing = sorted({s.macro for s in OPS.values()} - shared - own)
+        missing = sorted({s.family for s in OPS.values()} - shared - own)
         assert not missing, f"target {target.name}: no macro for {missing} in ops.j2"
         for template in ("kernel.py.j2", "test.py.j2"):
             assert (target.folder / template).is_file(), f"target {target.name} lacks {template}"
@@ -86,11 +86,13 @@ def test_pseudo_code_renders(name: str) -> None:
     assert "{" not in text and text.strip(), text
 
 
-def test_ptosim_records_every_op_and_profiles_check_the_same_ones() -> None:
-    """ptosim's profile schema knows the ops it records (what the cost model lowers and
-    ``cost.lowering`` may name) and the ops ``op_dtypes`` must list: both agree with the registry."""
-    from ptosim import profile_schema
+def test_every_recorded_ptosim_op_with_card_syntax_is_a_card_op() -> None:
+    """The card vocabulary is derived from ptosim's table: an op of a family with card syntax is a
+    card op without an edit in pattern-gen (``zeros`` has no card syntax: cards say ``full``)."""
+    from ptosim.vocabulary import OPS as TABLE
 
-    recorded = {s.pypto_name for s in OPS.values() if s.pypto_name != "Tensor" and s.records}  # a named buffer, control flow and scalars record no op
-    assert recorded <= set(profile_schema.OPS), f"ptosim records no {sorted(recorded - set(profile_schema.OPS))}"
-    assert {n for n, s in OPS.items() if s.dtype_checked} == set(profile_schema.OP_DTYPE_OPS)
+    for info in TABLE.values():
+        if info.name in OPS:
+            spec = OPS[info.name]
+            assert (spec.unit, spec.footprint, spec.dtype_checked, spec.family) == (info.unit, info.footprint, info.dtype_checked, info.family)
+    assert set(TABLE) - set(OPS) == {"zeros"}, "a ptosim op of a family with card syntax is a card op"

@@ -128,6 +128,16 @@ def test_abs(run, dt):
     assert_bits_equal(run(pypto.abs, a), ref_round(np.abs(a.astype(np.float64)), FLOAT_DTYPES[dt]))
 
 
+@pytest.mark.parametrize("dt", ["BF16", "FP16", "FP32", "INT32"])
+def test_neg_flips_the_sign_exactly(run, dt):
+    if dt == "INT32":
+        a = RNG.integers(-(2**31) + 1, 2**31, (8, 64)).astype(np.int32)
+        np.testing.assert_array_equal(run(pypto.neg, a), (-a.astype(np.int64)).astype(np.int32))
+        return
+    a = random_floats((8, 64), FLOAT_DTYPES[dt])
+    assert_bits_equal(run(pypto.neg, a), ref_round(-a.astype(np.float64), FLOAT_DTYPES[dt]))
+
+
 # --- scalar operands ----------------------------------------------------------------------------
 
 

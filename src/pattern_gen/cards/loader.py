@@ -8,12 +8,13 @@ Renamed keys (``patterns/renames.yaml``) are reported as renames rather than unk
 from __future__ import annotations
 
 import re
-import types
 import typing
 from pathlib import Path
 from typing import Any, Mapping
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ptosim.schema_keys import dotted, field_names, keys_at
 
 from ..vocab.errors import PatternGenError, Problem, closest, did_you_mean
 from . import model as m
@@ -154,7 +155,7 @@ def _prune_unions(entries: list[_Entry], data: Any, depth: int = 0) -> list[tupl
             keys = [str(k) for k in value]
 
             def score(mb: str) -> tuple[int, int, int]:
-                fields = _field_names(getattr(m, mb))
+                fields = field_names(getattr(m, mb))
                 exact = sum(k in fields for k in keys)
                 near = sum(bool(did_you_mean(k, fields)) for k in keys)
                 return (len(members[mb]), -exact, -near)
@@ -174,59 +175,14 @@ _TAG_TO_MODEL: dict[str, type[BaseModel]] = {**m.OP_MODELS, "call": m.CallOp, "s
 _ROOTS: dict[str, type[BaseModel]] = {"atom": m.AtomCard, "skeleton": m.SkeletonCard, "constraints": m.ConstraintCatalogue}
 
 
-def _models_in(annotation: Any) -> list[Any]:
-    """BaseModel classes and containers reachable from a type annotation (one level)."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _models_in(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        out = []
-        for arg in typing.get_args(annotation):
-            out.extend(_models_in(arg))
-        return out
-    return [annotation]
-
-
 def _valid_keys(kind: str, loc: tuple[Any, ...]) -> list[str] | None:
     """The keys a mapping at ``loc`` accepts, by walking the schema (None when unknown)."""
     root = _ROOTS.get(kind)
     if root is None:
         return None
-    current: list[Any] = [root]
     if loc and kind in ("atom", "skeleton") and loc[0] == kind:
         loc = loc[1:]  # the card-kind tag of the Card union
-    for item in loc[:-1]:
-        nxt: list[Any] = []
-        for ann in current:
-            for t in _models_in(ann):
-                origin = typing.get_origin(t)
-                if isinstance(t, type) and issubclass(t, BaseModel):
-                    if item == t.__name__:  # a union member chosen by name, e.g. 'Scalar'
-                        nxt.append(t)
-                        continue
-                    if isinstance(item, str) and item in _TAG_TO_MODEL and item not in _field_names(t):
-                        nxt.append(_TAG_TO_MODEL[item])
-                        continue
-                    for name, info in t.model_fields.items():
-                        if item in (name, info.alias):
-                            nxt.append(info.annotation)
-                elif origin in (list, tuple) and isinstance(item, int):
-                    nxt.extend(typing.get_args(t)[:1])
-                elif origin is dict:
-                    nxt.append(typing.get_args(t)[1])
-                elif isinstance(item, str) and item in _TAG_TO_MODEL:
-                    nxt.append(_TAG_TO_MODEL[item])
-        current = nxt
-    keys: list[str] = []
-    for ann in current:
-        for t in _models_in(ann):
-            if isinstance(t, type) and issubclass(t, BaseModel):
-                keys.extend(_field_names(t))
-    return sorted(set(keys)) or None
-
-
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return [info.alias or name for name, info in model.model_fields.items()]
+    return keys_at(root, loc[:-1], _TAG_TO_MODEL) or None
 
 
 #: the schema's string patterns, in words
@@ -238,17 +194,10 @@ _PATTERN_WORDS = {
 }
 
 
-def _dotted(path: tuple[Any, ...]) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out
-
-
 def _at(path: tuple[Any, ...]) -> str:
     """``"inputs.x.dtype: "`` (empty at the top of the card)."""
-    dotted = _dotted(path)
-    return f"{dotted}: " if dotted else ""
+    text = dotted(path)
+    return f"{text}: " if text else ""
 
 
 def problems_from_validation(
@@ -288,7 +237,7 @@ def problems_from_validation(
             else:
                 valid = _valid_keys(kind, loc)
                 hint = (f"; valid keys: {', '.join(valid)}" + did_you_mean(str(key), valid)) if valid else ""
-                where_key = f"{_dotted(path[:-1])}: unknown key" if path[:-1] else "unknown top-level key"
+                where_key = f"{dotted(path[:-1])}: unknown key" if path[:-1] else "unknown top-level key"
                 text = f"{where_key} {key!r}{hint}"
             line, col = located.key_where(path)
         elif etype == "missing":

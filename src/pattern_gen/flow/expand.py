@@ -58,7 +58,7 @@ class Expander(OpTyper):
             raise self.fail(frame, path, "flow-mismatch", f"vector op {kind!r} in a C (Cube) stage")
         if unit == "V" and spec.unit == "C":
             raise self.fail(frame, path, "flow-mismatch", f"cube op {kind!r} in a V (Vector) stage")
-        cop = getattr(self, f"op_{spec.rule}")(frame, op, path)
+        cop = getattr(self, f"op_{spec.family}")(frame, op, path)
         cop.note = op.note
         stage.ops.append(cop)
 

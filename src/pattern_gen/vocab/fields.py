@@ -14,6 +14,8 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from ptosim.vocabulary import CAST_MODES, DTYPE_NAMES
+
 from .expr import ExprError, parse
 from .identifiers import identifier_problem, token_problem
 from .predicates import TRUE, Predicate, PredicateError, parse_predicate
@@ -41,11 +43,12 @@ __all__ = [
     "DTypeValue",
 ]
 
-DTYPES = ("BF16", "FP16", "FP32", "INT8", "INT16", "INT32", "INT64", "UINT8", "FP8E4M3", "FP8E5M2", "FP8E8M0", "BOOL")
-DType = Literal["BF16", "FP16", "FP32", "INT8", "INT16", "INT32", "INT64", "UINT8", "FP8E4M3", "FP8E5M2", "FP8E8M0", "BOOL"]
+#: card dtype and cast-mode spellings: ptosim's one table (``ptosim.vocabulary``)
+DTYPES: tuple[str, ...] = DTYPE_NAMES
+DType = Literal[DTYPE_NAMES]  # type: ignore[valid-type]
 Unit = Literal["V", "C"]
 Level = Literal["must", "recommended", "conditional"]
-CastModeName = Literal["NONE", "RINT", "ROUND", "FLOOR", "CEIL", "TRUNC", "ODD"]
+CastModeName = Literal[CAST_MODES]  # type: ignore[valid-type]
 
 
 #: the default ``when``: always holds (written ``{}`` in the JSON Schema, as in a card)

@@ -15,6 +15,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Discriminator, Field, Tag
 
+from ptosim.vocabulary import OPS as PTOSIM_OPS
+from ptosim.vocabulary import OpInfo, ops_of
+
 from .fields import (
     ALWAYS,
     CastModeName,
@@ -77,20 +80,26 @@ class CastOp(_Op):
     out: Name
 
 
+#: the ops of each calling convention, from ptosim's table (a new op of a family needs no edit here)
+_BINARY = Literal[ops_of(family="binary")]  # type: ignore[valid-type]
+_UNARY = Literal[ops_of(family="unary")]  # type: ignore[valid-type]
+_REDUCE = Literal[ops_of(family="reduce")]  # type: ignore[valid-type]
+
+
 class BinaryOp(_Op):
-    op: Literal["add", "sub", "mul", "div", "maximum", "minimum"]
+    op: _BINARY
     in_: tuple[Operand, Operand] = Field(alias="in")
     out: Name
 
 
 class UnaryOp(_Op):
-    op: Literal["abs", "sqrt", "rsqrt", "exp"]
+    op: _UNARY
     in_: Name = Field(alias="in")
     out: Name
 
 
 class ReduceOp(_Op):
-    op: Literal["sum", "amax"]
+    op: _REDUCE
     in_: Name = Field(alias="in")
     dim: int = -1
     keepdim: bool = True
@@ -267,12 +276,15 @@ def op_tag(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class OpSpec:
-    """Everything pattern-gen knows about one op of the card vocabulary."""
+    """Everything pattern-gen knows about one op of the card vocabulary: ptosim's record of the
+    PyPTO op (``ptosim.vocabulary.OpInfo``: unit, footprint, dtype check, spelling) extended with
+    the card syntax, the typing rule and the pseudo-code of its family."""
 
     name: str
     #: the pydantic model of the op's card syntax (the ops of a family share one)
     model: type[BaseModel]
-    #: ``OpTyper.op_<rule>`` types it; ``macro`` in ``ops.j2`` spells it (defaults: the family)
+    #: the calling convention: ``OpTyper.op_<family>`` types it, macro ``<family>`` in ``ops.j2``
+    #: spells it
     family: str
     #: V (vector), C (cube) or "any" (moves or names data: no V/C work of its own)
     unit: Literal["V", "C", "any"]
@@ -284,8 +296,7 @@ class OpSpec:
     #: one line of pseudo-code for ``show`` and the docs: ``{out}``, ``{args}``, ``{arg0}``…,
     #: ``{op}`` and the attributes (a true flag renders as ``, flag``)
     pseudo: str = "{out} = {op}({args})"
-    #: the PyPTO function the kernel calls (``pypto.<api>``; default: the op's name), which
-    #: ptosim must export
+    #: the PyPTO function the kernel calls (``pypto.<api>``), which ptosim must export
     api: str = ""
     #: attributes the emitted call and the pseudo-code show, and which of them are shapes
     attrs: tuple[str, ...] = ()
@@ -297,42 +308,58 @@ class OpSpec:
     def pypto_name(self) -> str:
         return self.api or self.name
 
-    @property
-    def rule(self) -> str:
-        return self.family
 
-    @property
-    def macro(self) -> str:
-        return self.family
+@dataclass(frozen=True)
+class _Syntax:
+    """The card side of a family: its model, the attributes it renders, its pseudo-code."""
+
+    model: type[BaseModel]
+    attrs: tuple[str, ...] = ()
+    shape_attrs: tuple[str, ...] = ()
+    pseudo: str = "{out} = {op}({args})"
 
 
-def _family(model: type[BaseModel], family: str, names: tuple[str, ...], **kw: Any) -> list[OpSpec]:
-    return [OpSpec(name=n, model=model, family=family, **kw) for n in names]
+#: the card syntax of each family of ptosim ops a card may use (``zeros`` has none: cards say ``full``)
+_SYNTAX: dict[str, _Syntax] = {
+    "cast": _Syntax(CastOp, ("to", "mode", "sat"), (), "{out} = cast({args}, {to}{mode}{sat})"),
+    "binary": _Syntax(BinaryOp),
+    "unary": _Syntax(UnaryOp),
+    "reduce": _Syntax(ReduceOp, ("dim", "keepdim"), (), "{out} = {op}({args}, dim={dim}{keepdim})"),
+    "full": _Syntax(FullOp, ("shape", "dtype"), ("shape",), "{out} = full({shape}, {args}, {dtype})"),
+    "matmul": _Syntax(MatmulOp, ("out_dtype", "a_trans", "b_trans"), (), "{out} = matmul({args}, {out_dtype}{a_trans}{b_trans})"),
+    "scaled_mm": _Syntax(ScaledMmOp, ("out_dtype", "b_trans", "scale_b_trans"), (), "{out} = scaled_mm({args}, {out_dtype})"),
+    "view": _Syntax(ViewOp, ("shape", "offsets", "valid_shape"), ("shape", "offsets", "valid_shape"), "{out} = view({args}, {shape} at {offsets})"),
+    "assemble": _Syntax(AssembleOp, ("offsets",), ("offsets",), "assemble({arg0} -> {arg1} at {offsets})"),
+    "reshape": _Syntax(ReshapeOp, ("shape", "inplace"), ("shape",), "{out} = reshape({args}, {shape})"),
+    "scatter": _Syntax(ScatterUpdateOp, (), (), "scatter_update(rows, index, into cache: {args})"),
+}
+
+
+def _from_ptosim(info: OpInfo) -> OpSpec:
+    syntax = _SYNTAX[info.family]
+    return OpSpec(info.name, syntax.model, info.family, info.unit, info.footprint, info.dtype_checked,
+                  syntax.pseudo, "", syntax.attrs, syntax.shape_attrs)
+
+
+def _card_only(model: type[BaseModel], name: str, api: str, *, records: bool = False, attrs: tuple[str, ...] = (),
+               shape_attrs: tuple[str, ...] = (), pseudo: str) -> OpSpec:
+    """An op of the card language that is no recorded ptosim op: control flow, scalars, buffers."""
+    return OpSpec(name, model, name, "any", None, False, pseudo, api, attrs, shape_attrs, records)
 
 
 OPS: dict[str, OpSpec] = {
     s.name: s
     for s in [
-        *_family(CastOp, "cast", ("cast",), unit="V", footprint="unary", dtype_checked=False, attrs=("to", "mode", "sat"), pseudo="{out} = cast({args}, {to}{mode}{sat})"),
-        *_family(BinaryOp, "binary", ("add", "sub", "mul", "div", "maximum", "minimum"), unit="V", footprint="elementwise", dtype_checked=True),
-        *_family(UnaryOp, "unary", ("abs", "sqrt", "rsqrt", "exp"), unit="V", footprint="unary", dtype_checked=True),
-        *_family(ReduceOp, "reduce", ("sum", "amax"), unit="V", footprint="reduce", dtype_checked=True, attrs=("dim", "keepdim"), pseudo="{out} = {op}({args}, dim={dim}{keepdim})"),
-        *_family(FullOp, "full", ("full",), unit="V", footprint="unary", dtype_checked=True, attrs=("shape", "dtype"), shape_attrs=("shape",), pseudo="{out} = full({shape}, {args}, {dtype})"),
-        *_family(MatmulOp, "matmul", ("matmul",), unit="C", footprint=None, dtype_checked=False, attrs=("out_dtype", "a_trans", "b_trans"), pseudo="{out} = matmul({args}, {out_dtype}{a_trans}{b_trans})"),
-        *_family(ScaledMmOp, "scaled_mm", ("scaled_mm",), unit="C", footprint=None, dtype_checked=False, attrs=("out_dtype", "b_trans", "scale_b_trans"), pseudo="{out} = scaled_mm({args}, {out_dtype})"),
-        *_family(ViewOp, "view", ("view",), unit="any", footprint=None, dtype_checked=False, attrs=("shape", "offsets", "valid_shape"), shape_attrs=("shape", "offsets", "valid_shape"), pseudo="{out} = view({args}, {shape} at {offsets})"),
-        *_family(AssembleOp, "assemble", ("assemble",), unit="any", footprint=None, dtype_checked=False, attrs=("offsets",), shape_attrs=("offsets",), pseudo="assemble({arg0} -> {arg1} at {offsets})"),
-        *_family(ReshapeOp, "reshape", ("reshape",), unit="any", footprint=None, dtype_checked=False, attrs=("shape", "inplace"), shape_attrs=("shape",), pseudo="{out} = reshape({args}, {shape})"),
-        *_family(ScatterUpdateOp, "scatter", ("scatter_update",), unit="V", footprint="unary", dtype_checked=False, pseudo="scatter_update(rows, index, into cache: {args})"),
-        *_family(LoopOp, "loop", ("loop",), records=False, unit="any", footprint=None, dtype_checked=False, api="loop", attrs=("extent", "index", "name", "unroll"), shape_attrs=("extent",), pseudo="for {index} in loop({extent}):"),
-        *_family(IfOp, "if", ("if",), records=False, unit="any", footprint=None, dtype_checked=False, api="is_loop_begin", attrs=("cond", "loop"), pseudo="if loop_{cond}({loop}):"),
-        *_family(ElseOp, "else", ("else",), records=False, unit="any", footprint=None, dtype_checked=False, api="cond", pseudo="else:"),
-        *_family(EndOp, "end", ("end",), records=False, unit="any", footprint=None, dtype_checked=False, api="cond", pseudo="end"),
-        *_family(ScalarOp, "scalar", ("scalar",), records=False, unit="any", footprint=None, dtype_checked=False, api="SymbolicScalar", attrs=("value", "min", "max"), shape_attrs=("value", "min", "max"), pseudo="{out} = ({value}){min}{max}"),
-        *_family(ReadOp, "read", ("read",), records=False, unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("index", "max"), shape_attrs=("index", "max"), pseudo="{out} = {args}{index}{max}"),
-        *_family(ExtentOp, "extent", ("extent",), records=False, unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("axis",), pseudo="{out} = {args}.shape[{axis}]"),
-        *_family(StoreOp, "store", ("store",), unit="any", footprint=None, dtype_checked=False, api="assemble", pseudo="{arg1}[:] = {arg0}"),
-        *_family(BufferOp, "buffer", ("buffer",), unit="any", footprint=None, dtype_checked=False, api="Tensor", attrs=("shape", "dtype", "name"), shape_attrs=("shape",), pseudo="{out} = buffer({name}, {shape}, {dtype})"),
+        *(_from_ptosim(info) for info in PTOSIM_OPS.values() if info.family in _SYNTAX),
+        _card_only(LoopOp, "loop", "loop", attrs=("extent", "index", "name", "unroll"), shape_attrs=("extent",), pseudo="for {index} in loop({extent}):"),
+        _card_only(IfOp, "if", "is_loop_begin", attrs=("cond", "loop"), pseudo="if loop_{cond}({loop}):"),
+        _card_only(ElseOp, "else", "cond", pseudo="else:"),
+        _card_only(EndOp, "end", "cond", pseudo="end"),
+        _card_only(ScalarOp, "scalar", "SymbolicScalar", attrs=("value", "min", "max"), shape_attrs=("value", "min", "max"), pseudo="{out} = ({value}){min}{max}"),
+        _card_only(ReadOp, "read", "Tensor", attrs=("index", "max"), shape_attrs=("index", "max"), pseudo="{out} = {args}{index}{max}"),
+        _card_only(ExtentOp, "extent", "Tensor", attrs=("axis",), pseudo="{out} = {args}.shape[{axis}]"),
+        _card_only(StoreOp, "store", "assemble", records=True, pseudo="{arg1}[:] = {arg0}"),
+        _card_only(BufferOp, "buffer", "Tensor", records=True, attrs=("shape", "dtype", "name"), shape_attrs=("shape",), pseudo="{out} = buffer({name}, {shape}, {dtype})"),
     ]
 }
 

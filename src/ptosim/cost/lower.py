@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
+from ..vocabulary import OPS
 from .latency import copy_in_cycles, tileop_cycles
 from .params import CostParams
 
@@ -24,10 +25,10 @@ __all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid",
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
-_BINARY = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "DIV", "maximum": "MAXIMUM", "minimum": "MINIMUM"}
-_SCALAR = {"add": "ADDS", "sub": "SUBS", "mul": "MULS", "div": "DIVS"}
-_UNARY = {"sqrt": "SQRT", "exp": "EXP", "abs": "ABS", "neg": "NEG", "reciprocal": "RECIPROCAL", "ln": "LN",
-          "log": "LN", "cast": "CAST"}
+# the tile op each recorded op lowers to (``ptosim.vocabulary``); a profile's ``lowering`` overrides
+_BINARY = {o.name: o.tile_op for o in OPS.values() if o.family == "binary"}
+_SCALAR = {o.name: o.scalar_tile_op for o in OPS.values() if o.scalar_tile_op}
+_UNARY = {o.name: o.tile_op for o in OPS.values() if o.family in ("unary", "cast") and o.tile_op}
 
 
 def nbytes_of(dtype: str) -> int:
@@ -228,7 +229,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                         dup = -1
                     res = res if res >= 0 else dup
                 elif name in ("sum", "amax") and tensors:
-                    step = lowering.get(name, ("ROWSUM_SINGLE" if name == "sum" else "ROWMAX_SINGLE",))[0]
+                    step = lowering.get(name, (OPS[name].tile_op,))[0]
                     (i0, s0) = ins[0]
                     tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
                     res = emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), "VECTOR", [s0, oshape], idt,
