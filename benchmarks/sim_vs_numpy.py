@@ -1,4 +1,4 @@
-"""ptosim run time versus the plain NumPy FP32 computation of the same math (SPEC §4.6).
+"""ptosim run time versus the plain NumPy FP32 computation of the same math.
 
     PYTHONPATH=src python benchmarks/sim_vs_numpy.py [--reps 7] [--sk04] [--profile]
 

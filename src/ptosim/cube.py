@@ -1,7 +1,7 @@
 """Cube ops: ``matmul`` and ``scaled_mm`` (MX).
 
 Numerics: the products are accumulated in FP32 (INT32 for INT8 inputs, exactly) and rounded once
-to ``out_dtype``; the accumulation order is free (SPEC §4.2). Speed (SPEC §4.6): BF16/FP16 operands
+to ``out_dtype``; the accumulation order is free. Speed: BF16/FP16 operands
 widen exactly to FP32 and go through BLAS sgemm; INT8 operands go through an FP64 GEMM, exact
 while 127^2 * K < 2^53. A 2-D matmul is deferred and batched with the other matmuls on the same
 B operand, so a loop's iterations share one GEMM (lazy.py); a large GM weight is streamed through

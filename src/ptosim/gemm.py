@@ -1,11 +1,11 @@
-"""FP32 GEMMs on 16-bit float weights without a full FP32 copy of the weight (SPEC §4.6).
+"""FP32 GEMMs on 16-bit float weights without a full FP32 copy of the weight.
 
 BLAS has no BF16 GEMM, so a BF16 weight must be widened to FP32 first. Widening a large weight
 at once writes (and page-faults) twice its size in fresh memory and then the GEMM reads it back.
 ``streamed_matmul`` widens one cache-sized block of the weight at a time into a reused scratch
 buffer and multiplies it at once, so the weight is read once, at half the bytes of an FP32 copy.
 Each output column still comes from one FP32 dot product over the whole K axis, so results are
-those of one GEMM (up to the accumulation order, which is free, SPEC §4.2).
+those of one GEMM (up to the accumulation order, which is free).
 """
 
 from __future__ import annotations

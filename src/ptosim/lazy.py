@@ -1,11 +1,11 @@
-"""Deferred matmuls and writes: one GEMM per weight over all loop iterations (SPEC §4.6).
+"""Deferred matmuls and writes: one GEMM per weight over all loop iterations.
 
 A kernel's loop runs its body once per iteration, so a ``[16, K] x [K, N]`` matmul inside an
 unrolled loop would be eight small, memory-bound GEMMs that each stream the whole widened weight.
 Instead a 2-D matmul joins the open *batch* of its B operand: its widened A rows are kept and its
 result tensor is deferred. The first read of any result of the batch runs one GEMM over all the
 rows gathered so far and rounds it once to the output dtype. Rounding is elementwise and the FP32
-accumulation order is free (SPEC §4.2), so results are those of one matmul per iteration.
+accumulation order is free, so results are those of one matmul per iteration.
 
 ``assemble`` of a deferred result is deferred too, in order, on its target, and settled when the
 target is read, written by an ordinary write, or the kernel ends. Before any tensor's storage is

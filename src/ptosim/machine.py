@@ -62,7 +62,7 @@ class Machine:
     operation_options: dict[str, Any] = field(default_factory=lambda: {"combine_axis": False})
     #: vec tile checks that passed in this call: (tile, kind, shapes, dtypes) -> effective tile
     vec_checks: dict[tuple, tuple[int, ...]] = field(default_factory=dict)
-    #: widened copies of GM matmul operands, made once per call (SPEC §4.6); key (uid, dims, form)
+    #: widened copies of GM matmul operands, made once per call; key (uid, dims, form)
     widened: dict[tuple[int, tuple[int, ...], str], np.ndarray] = field(default_factory=dict)
     #: GM weights already streamed once through gemm.streamed_matmul in this call (uid, dims, form)
     streamed: set[tuple[int, tuple[int, ...], str]] = field(default_factory=set)

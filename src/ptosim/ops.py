@@ -1,6 +1,6 @@
 """Vector ops: elementwise, reductions, cast, full/zeros (data movement is in movement.py).
 
-Numerics (SPEC §4.2): each op runs over all of its tiles in one NumPy call. Floating-point ops are
+Numerics: each op runs over all of its tiles in one NumPy call. Floating-point ops are
 computed in FP32 (BF16/FP16/FP8 operands widen exactly) and rounded once, ties-to-even, to the
 result dtype; integer ops are computed in int64 and wrap to the result width like the hardware.
 sqrt and div use NumPy's FP32 functions (IEEE, correctly rounded); exp and rsqrt are evaluated in

@@ -203,7 +203,7 @@ def ceil_align(value: int, align: int) -> int:
 def vec_footprint(kind: OpKind, tile: Sequence[int], widest_dtype_bytes: int, profile: Profile) -> int:
     """UB bytes one vector op needs: tile bytes at the widest operand dtype times n(kind).
 
-    The rule of SPEC §4.3, with n taken from the profile (2 unary, 3 binary, 4 reduce/broadcast).
+    The UB rule (catalogue C-TILE), with n taken from the profile (2 unary, 3 binary, 4 reduce/broadcast).
     """
     return math.prod(int(t) for t in tile) * widest_dtype_bytes * int(profile.footprint_factor[kind])
 

@@ -116,7 +116,7 @@ class Tensor(metaclass=_TensorMeta):
     def _setup(self, data: np.ndarray | None, dtype: DataType, name: str, kind: str, uid: int,
                dims: tuple[int, ...] | None = None) -> None:
         self._data = data
-        #: a deferred computation (``lazy.Deferred``) that fills or updates ``_data`` when read
+        #: a deferred computation (``lazy.GemmBatch`` or ``lazy.PendingWrites``) that fills or updates ``_data`` when read
         self._lazy: Any = None
         #: the tensor's extents, known before a deferred result is computed
         self.dims: tuple[int, ...] = tuple(data.shape) if data is not None else tuple(dims or ())

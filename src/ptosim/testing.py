@@ -1,4 +1,4 @@
-"""The upstream golden comparison rule (SPEC §3.6), for generated and hand-written tests.
+"""The upstream golden comparison rule, for generated and hand-written tests.
 
 ``compare(out, ref, atol, rtol, max_error_ratio)``: any NaN/Inf in ``out`` fails; shape and dtype
 must match; an element is wrong when ``|out - ref| > atol + rtol * |ref|``; the comparison passes
@@ -20,7 +20,7 @@ TOLERANCES: dict[str, tuple[float, float, float]] = {
     "bfloat16": (1e-4, 2.0**-7, 0.005),
     "float16": (1e-4, 2.0**-10, 0.005),
     "float32": (1e-5, 2.0**-13, 0.001),
-    # INT8 outputs are exact (SPEC §3.6). A card allows one step where its quantiser reads an
+    # INT8 outputs are exact. A card allows one step where its quantiser reads an
     # FP32-accumulated value whose order is free (SK-04's qr: see its `tolerance`).
     "int8": (0.0, 0.0, 0.0),
     "int32": (0.0, 0.0, 0.0),

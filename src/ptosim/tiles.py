@@ -1,6 +1,6 @@
 """Tile shapes: ``set_vec_tile_shapes`` / ``set_cube_tile_shapes`` and the checks made per op.
 
-Rules (SPEC §4.3, catalogue C-TILE-01..06), all with the numbers from the platform profile:
+Rules (catalogue C-TILE-01..06), all with the numbers from the platform profile:
 
 * vec tile: 1..max_rank positive ints, set before the op (C-TILE-06); rank >= the op's output
   rank (C-TILE-01); for reductions, last axis x dtype bytes a multiple of 32 (C-TILE-02; PyPTO

@@ -1,4 +1,4 @@
-"""``docs/errors.md`` documents exactly the codes of ``pattern_gen.errors.ERROR_CODES``
+"""``docs/errors.md`` documents exactly the codes of ``pattern_gen.vocab.errors.ERROR_CODES``
 (the docs/code parity check pydantic runs for its own error codes)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The runner and the CLI (SPEC §5): ``run INSTANCE [--T] [--json]``, ``explain NAME [--json]``,
+"""The runner and the CLI: ``run INSTANCE [--T] [--json]``, ``explain NAME [--json]``,
 the manifest's refusals, and the command line as a real subprocess.
 """
 

@@ -1,4 +1,4 @@
-"""Rendering and writing (SPEC §3.2, §3.5): deterministic bytes, content hashes, atomic writes only
+"""Rendering and writing: deterministic bytes, content hashes, atomic writes only
 on change, hand edits protected, ``new`` / ``generate [--check] [--filter]``, what generated files
 import, and the kernel emitted op by op from the card flows.
 """

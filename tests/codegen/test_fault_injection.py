@@ -1,4 +1,4 @@
-"""Fault injection (SPEC §3.6): break ptosim on purpose and check that the *generated* golden tests fail.
+"""Fault injection: break ptosim on purpose and check that the *generated* golden tests fail.
 
 Each fault is patched into the public ptosim names a generated kernel calls (``pypto.cast``,
 ``pypto.mul``, ``pypto.matmul``, ``pypto.assemble``) or, for the loop, into

@@ -1,4 +1,4 @@
-"""Instance names (SPEC §3.5): derived from the plan, reversed by ``explain``.
+"""Instance names: derived from the plan, reversed by ``explain``.
 
 A property test draws random valid requests (skeleton, slot atom, every axis value, an unroll
 candidate, a platform where allowed, non-default dims and eps, fixed-stage settings) and checks that

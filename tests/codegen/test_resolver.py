@@ -1,4 +1,4 @@
-"""The resolver (SPEC §3.4): skeleton + atoms + parameters + dims + platform -> a kernel plan.
+"""The resolver: skeleton + atoms + parameters + dims + platform -> a kernel plan.
 
 Plans of the three skeletons, the composition rules (pair -> AT-10, int8 upgrade -> AT-11, mxfp8
 needs scaled_mm, refuse rules), tile fitting against the platform (checked against ptosim by

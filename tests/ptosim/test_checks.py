@@ -1,7 +1,7 @@
 """Every check ptosim makes, triggered once, matched on ``err.code`` (and on the message where
 the op, the label, the value, the limit or the constraint is the point).
 
-Capacity numbers are worked out here from the profile facts (SPEC §4.3), not read back from ptosim:
+Capacity numbers are worked out here from the profile facts, not read back from ptosim:
 a2a3 UB 196608 B, ascend950 UB 253952 B, L0A/L0B 65536 B, L0C 131072 B (a2a3) / 262144 B (950),
 L1 524288 B; footprint = tile bytes at the widest dtype x 2 (unary), 3 (binary), n (reduce,
 broadcast: the profile's factor, 3 or 4); reduction tiles <= 65536 B.
@@ -94,7 +94,7 @@ def test_ub_rule_numbers():
     assert vec_footprint("binary", (8, 4096), 4, a2a3) == 8 * 4096 * 4 * 3 == 393216
     assert vec_footprint("unary", (8, 4096), 4, a2a3) == 262144
     n_reduce = a2a3.footprint_factor["reduce"]
-    assert n_reduce in (3, 4)  # SPEC §4.3 says 4; PyPTO 0.2.0 compiles [4, 4096] FP32 sums, i.e. 3
+    assert n_reduce in (3, 4)  # the product spec says 4; PyPTO 0.2.0 compiles [4, 4096] FP32 sums, i.e. 3
     assert vec_footprint("reduce", (2, 4096), 4, a2a3) == 2 * 4096 * 4 * n_reduce
 
 
@@ -151,7 +151,7 @@ def test_reduction_tile_limit(run):
 
 
 def _probe_vt_kernel(tile, cols, op):
-    """The probe's vector kernel (notes/pypto/probe/probe_jit.py vtk), 16-row blocks of FP32."""
+    """The probe's vector kernel (a vector kernel probed on PyPTO 0.2.0), 16-row blocks of FP32."""
     @pypto.frontend.jit
     def k(x: pypto.Tensor[[pypto.DYNAMIC, cols], pypto.DT_FP32], y: pypto.Tensor[[pypto.DYNAMIC, cols], pypto.DT_FP32]):
         for i in pypto.loop(0, x.shape[0] // 16, 1, name="L", idx_name="i"):
@@ -184,7 +184,7 @@ def _probe_vt_kernel(tile, cols, op):
 ])
 def test_vec_tiles_pass_or_fail_as_in_the_pypto_probe(case, tile, cols, op, ok):
     if case == "vt_sum_4x4096" and load_platform("a2a3").footprint_factor["reduce"] > 3:
-        pytest.skip("the profile's reduce factor is SPEC §4.3's 4, stricter than PyPTO 0.2.0")
+        pytest.skip("the profile's reduce factor is the product spec's 4, stricter than PyPTO 0.2.0")
     kernel = _probe_vt_kernel(tile, cols, op)
     x, y = np.ones((64, cols), F32), np.zeros((64, cols), F32)
     if ok:

@@ -1,4 +1,4 @@
-"""``ptosim.testing.compare``: the upstream comparison rule of SPEC §3.6."""
+"""``ptosim.testing.compare``: the upstream golden comparison rule."""
 
 from __future__ import annotations
 

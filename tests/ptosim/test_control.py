@@ -1,4 +1,4 @@
-"""Loops and symbolic scalars, as PyPTO 0.2.0 behaves (probed: notes/pypto/probe/*.out)."""
+"""Loops and symbolic scalars, as PyPTO 0.2.0 behaves (each case probed on PyPTO 0.2.0 SIM)."""
 
 
 import warnings

@@ -1,6 +1,6 @@
-"""The cost model and timeline (SPEC §4.5): PyPTO-0.2 latencies, a valid Chrome trace, and every
-option moving the estimate the way PyPTO 0.2.0's SIM cost model does (measured directions in
-/work/notes/pypto/sim_runs.md; the calibration itself is benchmarks/costmodel_vs_pypto.py).
+"""The cost model and timeline: PyPTO-0.2 latencies, a valid Chrome trace, and every
+option moving the estimate the way PyPTO 0.2.0's SIM cost model does (the measured directions and
+the calibration: benchmarks/costmodel_vs_pypto.py and benchmarks/data/).
 """
 
 

@@ -1,11 +1,12 @@
-"""The op vocabulary of a card flow: one ``OpSpec`` per op — the one place an op is declared.
+"""The op vocabulary of a card flow: one ``OpSpec`` per op.
 
-Everything that needs to know an op derives it from ``OPS``: the card schema (``Op``, the pydantic
-union), the flow typer (``rule``: which ``OpTyper.op_<rule>`` types it), the unit check, tiling
-(``footprint``: how the UB rule counts it), codegen (``macro`` in ``emit/templates/ops.j2``, the
-attributes it renders), ``show``/docs (``pseudo``) and the platform profiles (``dtype_checked``:
-the op must be listed in every profile's ``op_dtypes``). ``tests/test_op_registry.py`` fails when
-an op is missing from ptosim, a profile, the cost lowering or a target's templates.
+An op ptosim records comes from ptosim's table (``ptosim.vocabulary``: unit, UB footprint, dtype
+check, spelling); this module adds its family's card syntax (the pydantic model), typing rule
+(``OpTyper.op_<family>``), spelling macro (``<family>`` in ``emit/templates/ops.j2``) and
+pseudo-code. Ops of the card language that are no PyPTO op (loops, branches, scalars, buffers) are
+declared here alone. Everything else derives from ``OPS``: the card schema (``Op``), the unit check,
+tiling, ``show`` and the docs. ``tests/architecture/test_op_registry.py`` fails when an op lacks a
+typing rule, a macro in some target or a profile's ``op_dtypes`` entry.
 """
 
 from __future__ import annotations

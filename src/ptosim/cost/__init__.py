@@ -5,7 +5,7 @@
     print(est.report())
     ptosim.cost.write_trace(kernel.last_record, "trace.json")   # Chrome Trace Event JSON (Perfetto)
 
-How it works (SPEC §4.5; details in the modules): the recorded ops are grouped per root (loop-body
+How it works (details in the modules): the recorded ops are grouped per root (loop-body
 instance) into PyPTO-like tasks (``graph``, ``tasks``), lowered to tile ops (``lower``) priced by PyPTO's
 level-1 latency fit (``latency``), run on a per-pipe core model with an L2 cache (``core``) and
 scheduled on the profile's cores by a model of PyPTO's AICPU schedulers (``schedule``). Every
