@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
@@ -50,8 +50,13 @@ class Graph:
 # --- options ---------------------------------------------------------------------------------
 
 
-def _scope_options(record: RunRecord, scope: int | None) -> tuple[RuntimeOptions, PassOptions]:
-    jit = next((s for s in record.scopes.values() if s.get("kind") == "jit"), None)
+def _jit_scope(record: RunRecord) -> Mapping[str, Any] | None:
+    return next((s for s in record.scopes.values() if s.get("kind") == "jit"), None)
+
+
+def _scope_options(record: RunRecord, scope: int | None, jit: Mapping[str, Any] | None) -> tuple[RuntimeOptions, PassOptions]:
+    """The options in force in ``scope`` (the kernel's own where it sets none); ``jit`` is
+    ``_jit_scope(record)``, found once per build (a scan per call cost seconds at long T)."""
     chosen = record.scopes.get(scope) if scope is not None else None
     src = chosen or jit
     if src is None:
@@ -168,7 +173,8 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
     aliases = Aliases(record.ops, refs)
     reshaped = {o.output.uid: o.label for o in record.ops if o.op == "reshape" and o.attrs.get("inplace")
                 and o.inputs and o.inputs[0].kind == "gm" and o.output is not None}
-    runtime, _ = _scope_options(record, None)
+    jit = _jit_scope(record)
+    runtime, _ = _scope_options(record, None, jit)
     notes: list[str] = []
 
     # groups per root
@@ -265,7 +271,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
     # tasks
     tasks: list[Task] = []
     for g in groups:
-        _, pass_opts = _scope_options(record, root_info[g.root]["scope"])
+        _, pass_opts = _scope_options(record, root_info[g.root]["scope"], jit)
         if g.unit == "V":
             R, tr = g.grid[0], g.grid[1]
             n = -(-R // tr)
