@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from pattern_gen.catalogue.catalogue import load_catalogue
-from pattern_gen.catalogue.checks import check_catalogue
+from pattern_gen.checks import check_catalogue
 
 AT10 = "atoms/AT-10-norm-linear.yaml"
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pattern_gen.catalogue.catalogue import Catalogue, card_files, load_catalogue
-from pattern_gen.catalogue.checks import check_catalogue
+from pattern_gen.checks import check_catalogue
 from pattern_gen.docs.describe import card_detail, pseudo_code
 from pattern_gen.vocab.errors import ERROR_CODES, PatternGenError
 from pattern_gen.vocab.resources import package_patterns_dir

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pattern_gen.catalogue.catalogue import card_files, load_catalogue
-from pattern_gen.catalogue.checks import check_catalogue
+from pattern_gen.checks import check_catalogue
 
 ATOMS = ["AT-01", "AT-03", "AT-04", "AT-05", "AT-06", "AT-09", "AT-10", "AT-11", "AT-12", "AT-13", "AT-16", "AT-17"]
 SKELETONS = ["SK-01", "SK-03", "SK-04", "SK-05"]

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-import pattern_gen.catalogue.checks as checks
+import pattern_gen.checks as checks
 from pattern_gen.vocab.resources import package_patterns_dir
 
 

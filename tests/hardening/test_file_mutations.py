@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pattern_gen.catalogue.catalogue import load_catalogue
-from pattern_gen.catalogue.checks import check_catalogue
+from pattern_gen.checks import check_catalogue
 from pattern_gen.output.instances import instance_request, read_instance, render_plan, run_instance
 from pattern_gen.plan.kernel_plan import Request
 from pattern_gen.plan.manifest import load_manifest, to_request

@@ -21,9 +21,8 @@ from ptosim.platform import Profile, load_platform
 from ..cards import model as m
 from ..cards.loader import LoadedCard, load_card, problems_from_validation
 from ..cards.yamlsrc import Located, load_located_file
-from ..flow import FlowError
 from ..vocab.identifiers import token_problem
-from ..vocab.errors import PatternGenError, Problem, did_you_mean
+from ..vocab.errors import FlowError, PatternGenError, Problem, did_you_mean
 from ..vocab.ops import OPS
 from ..vocab.paths import checked_path
 from ..vocab.resources import package_patterns_dir, user_catalogue_dirs

@@ -1,5 +1,10 @@
 """Cross-card checks of a loaded catalogue (``pattern-gen validate``).
 
+A step of its own above ``flow``: the catalogue loads and cross-references the cards, the checks
+then run the flow expander over every parameter combination on every platform, so they consume
+``flow`` and cannot live inside ``catalogue`` (which ``flow`` builds on). Nothing but the CLI's
+``validate`` (and the tests) imports them.
+
 Each check returns problems rather than raising, so one run reports everything:
 dependencies exist and are declared, no cycles, predicates name real parameters and values,
 constraint ids exist, option advice is valid PyPTO, tile shapes name real dims, skeleton slots
@@ -16,18 +21,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ...flow import (
-    skeleton_env,  # re-exported: it lived here before it moved to ``flow``
-)
-from ...vocab.errors import Problem
-from ..catalogue import Catalogue
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import Problem
 from .flows import atom_problems, skeleton_problems
 from .options import option_problems
 from .params import param_combinations
 from .references import cycle_problems, dependencies, reference_problems
 from .tiles import dim_default_problems, io_shape_problems, tile_problems
 
-__all__ = ["check_catalogue", "param_combinations", "skeleton_env"]
+__all__ = ["check_catalogue", "param_combinations"]
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:

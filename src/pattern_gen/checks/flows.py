@@ -7,8 +7,9 @@ from typing import Any, Callable, Mapping
 
 from ptosim.platform import DEFAULT_PLATFORM
 
-from ...cards import model as m
-from ...flow import (
+from ..cards import model as m
+from ..catalogue.catalogue import Catalogue
+from ..flow import (
     Expansion,
     FlowError,
     Unavailable,
@@ -16,8 +17,7 @@ from ...flow import (
     expand_skeleton,
     skeleton_env,
 )
-from ...vocab.errors import Problem, did_you_mean
-from ..catalogue import Catalogue
+from ..vocab.errors import Problem, did_you_mean
 from .params import (
     param_combinations,
     param_ref_problems,

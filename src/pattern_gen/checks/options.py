@@ -7,9 +7,9 @@ from typing import Any, Callable
 from ptosim.errors import OptionError
 from ptosim.options import validate_pass_options, validate_runtime_options
 
-from ...plan.options import OPERATION_KEYS
-from ...vocab.errors import Problem, did_you_mean
-from ..catalogue import Catalogue
+from ..cards.model.performance import OPERATION_KEYS
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import Problem, did_you_mean
 
 __all__ = ["option_problems"]
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import itertools
 from typing import Any, Iterator, Mapping
 
-from ...cards import model as m
-from ...vocab.errors import Problem, did_you_mean
-from ...vocab.predicates import AllOf, AnyOf, Match, Not, Predicate, same_value
-from ...vocab.text import yaml_word
-from ..catalogue import Catalogue
+from ..cards import model as m
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import Problem, did_you_mean
+from ..vocab.predicates import AllOf, AnyOf, Match, Not, Predicate, same_value
+from ..vocab.text import yaml_word
 
 __all__ = ["param_combinations", "predicate_problems", "param_ref_problems", "value_problem"]
 

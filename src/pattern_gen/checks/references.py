@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...cards import model as m
-from ...vocab.errors import Problem, did_you_mean
-from ..catalogue import Catalogue
+from ..cards import model as m
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import Problem, did_you_mean
 
 __all__ = ["reference_problems", "cycle_problems", "dependencies"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...cards import model as m
-from ...vocab.errors import Problem, did_you_mean
-from ...vocab.expr import ExprError, Name, evaluate, names, parse
-from ..catalogue import Catalogue
+from ..cards import model as m
+from ..catalogue.catalogue import Catalogue
+from ..vocab.errors import Problem, did_you_mean
+from ..vocab.expr import ExprError, Name, evaluate, names, parse
 
 __all__ = ["tile_problems", "tile_names", "io_shape_problems", "dim_default_problems"]
 

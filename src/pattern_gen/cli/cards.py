@@ -197,7 +197,7 @@ def validate_cmd(ctx: click.Context, paths: tuple[str, ...], goldens: bool, swee
     extra = catalogue_dirs(ctx) + [str(f) for f in folders if f != base]
     cat = load_catalogue(extra, files=files, base=base)
     # imported here: the checks and the manifest planner are most of validate's import time
-    from ..catalogue.checks import check_catalogue
+    from ..checks import check_catalogue
     from ..output.generate import plan_manifest, refusal_failures
     from ..plan.manifest import load_manifest
 

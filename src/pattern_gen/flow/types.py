@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocab.errors import ErrorCode
+from ..vocab.errors import FlowError  # raised here; lives in vocab, the catalogue raises it too
 from ..vocab.expr import Expr
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import CUBE_OPS, SCALAR_OPS
@@ -26,17 +26,6 @@ __all__ = [
     "CStage",
     "Expansion",
 ]
-
-
-class FlowError(Exception):
-    """A problem in a card flow, with the card and the YAML path of the offending node."""
-
-    def __init__(self, code: ErrorCode, message: str, card: str, path: tuple[Any, ...]) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.card = card
-        self.path = path
 
 
 class Unavailable(Exception):

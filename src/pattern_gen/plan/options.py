@@ -20,6 +20,7 @@ from ptosim.options import (
 )
 
 from ..cards import model as m
+from ..cards.model.performance import OPERATION_KEYS
 from ..cards.yamlsrc import load_located
 from ..flow import CUBE_OPS, CStage, Var
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
@@ -27,7 +28,6 @@ from ..vocab.text import quote
 
 __all__ = ["OptionPlan", "plan_options", "parse_option_arg", "OPERATION_KEYS"]
 
-OPERATION_KEYS = ("combine_axis", "force_combine_axis")
 #: an option value is a number, a flag or a small dict; longer text is a mistake (or an attack)
 MAX_OPTION_TEXT = 200
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence, get_args
+from typing import Any, Iterable, Literal, Sequence, get_args
 
 __all__ = [
     "ErrorCode",
     "ERROR_CODES",
     "Problem",
     "PatternGenError",
+    "FlowError",
     "closest",
     "did_you_mean",
 ]
@@ -131,6 +132,19 @@ class PatternGenError(Exception):
     @property
     def code(self) -> str:
         return self.problems[0].code
+
+
+class FlowError(Exception):
+    """A problem in a card's flow, with the card and the YAML path of the offending node (the
+    caller turns the path into ``file:line:col``). Raised by the flow expander and by the
+    catalogue's card lookup (an unknown card named by a call), so it lives below both."""
+
+    def __init__(self, code: ErrorCode, message: str, card: str, path: tuple[Any, ...]) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.card = card
+        self.path = path
 
 
 def closest(word: str, options: Iterable[str]) -> str | None:

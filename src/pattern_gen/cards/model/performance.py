@@ -8,7 +8,11 @@ from pydantic import Field, model_validator
 
 from ...vocab.fields import ALWAYS, Level, Role, Shape, Strict, When
 
-__all__ = ["OptionAdvice", "CachePolicyAdvice", "CubeTile", "TileAdvice", "Performance"]
+__all__ = ["OPERATION_KEYS", "OptionAdvice", "CachePolicyAdvice", "CubeTile", "TileAdvice", "Performance"]
+
+#: the keys ``operation_options`` advice may set (PyPTO's operation options; the runtime and pass
+#: options are ptosim's option models)
+OPERATION_KEYS = ("combine_axis", "force_combine_axis")
 
 
 class OptionAdvice(Strict):
