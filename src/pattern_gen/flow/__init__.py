@@ -9,8 +9,11 @@ Naming: a callee's locals become ``<as>_<name>``; its outputs take the names the
 (so ``normed = mul(...)`` reads naturally); its inputs are the caller's tensors. Labels of
 spliced stages become ``<as>`` (one stage) or ``<as>.<label>``.
 
-Modules: ``types`` (what an expansion produces, and its errors), ``frame`` (one card instance's
-names and dims), ``ops`` (typing one op), ``expand`` (stages, calls, splices, entry points).
+Modules: ``types`` (what an expansion reads and produces, and its errors), ``frame`` (one card
+instance's names and dims), ``state`` (the typing state an expansion shares), ``typer`` (typing
+one data op), ``control`` (typing the control ops), ``expand`` (stages, calls, splices, entry
+points). The pieces are composed, not inherited: ``expand.expander`` builds one ``TypeState`` and
+hands it to the ``ControlOps``, the ``OpTyper`` and the ``Expander``.
 """
 
 from .expand import expand_atom, expand_skeleton, skeleton_env
@@ -20,6 +23,7 @@ from .types import (
     RESERVED,
     SCALAR_OPS,
     Arg,
+    CardSource,
     COp,
     CStage,
     Expansion,
@@ -42,6 +46,7 @@ __all__ = [
     "Var",
     "ScalarArg",
     "Arg",
+    "CardSource",
     "expand_atom",
     "expand_skeleton",
     "skeleton_env",

@@ -1,9 +1,11 @@
 """Expanding a card: inline calls, splice ``use:`` items and the slot, resolve guards, rename locals.
 
-``Expander`` adds to ``OpTyper`` everything above the single op: the unit rules of a stage, calls
-of single-stage atoms, spliced atoms with their parameters, hoisted stages and labels. The two
-entry points build one kernel: ``expand_atom`` (an atom on its own, for the checks and the docs)
-and ``expand_skeleton`` (a skeleton with its slot filled, for the resolver).
+``Expander`` does everything above the single op: the unit rules of a stage, calls of
+single-stage atoms, spliced atoms with their parameters, hoisted stages and labels. It is composed
+of explicit collaborators: the cards it reads (a ``CardSource``: the catalogue), the one
+``TypeState`` of the expansion and the ``OpTyper`` that types each op against it. The two entry
+points build one kernel: ``expand_atom`` (an atom on its own, for the checks and the docs) and
+``expand_skeleton`` (a skeleton with its slot filled, for the resolver).
 """
 
 from __future__ import annotations
@@ -18,27 +20,26 @@ from ..vocab.expr import Expr, Name, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import SCALAR_OPS, op_spec
 from ..vocab.predicates import TRUE
+from .control import ControlOps
 from .frame import Frame, dims_equal, tensor_decl
-from .typer import OpTyper, Path
-from .types import RESERVED, CStage, Expansion, FlowError, Refused, TType
+from .state import Path, TypeState
+from .typer import OpTyper
+from .types import RESERVED, CardSource, CStage, Expansion, FlowError, Refused, TType
 
-__all__ = ["Expander", "expand_atom", "expand_skeleton", "skeleton_env"]
+__all__ = ["Expander", "expander", "expand_atom", "expand_skeleton", "skeleton_env"]
 
 #: fills a skeleton's slot item (``expand_skeleton`` passes one; atoms have no slot)
 SlotFiller = Callable[[Frame, m.SlotItem, Path], None]
 
 
-class Expander(OpTyper):
-    """Expands one kernel (a skeleton, or an atom checked on its own)."""
+class Expander:
+    """Expands one kernel (a skeleton, or an atom checked on its own): the cards come from
+    ``cards``, each op is typed by ``typer`` against ``state``."""
 
-    def __init__(
-        self,
-        catalogue: Any,
-        profile: Profile | None,
-        dim_values: Mapping[str, int] | None = None,
-    ) -> None:
-        super().__init__(profile, dim_values)
-        self.catalogue = catalogue
+    def __init__(self, cards: CardSource, state: TypeState, typer: OpTyper) -> None:
+        self.cards = cards
+        self.state = state
+        self.typer = typer
         #: ``SLOT.param=value`` overrides for a skeleton's fixed stages, by their ``as`` name
         self.stage_overrides: dict[str, dict[str, Any]] = {}
         #: expanding a skeleton's ``after:`` items (the stages after the token loop)
@@ -55,10 +56,10 @@ class Expander(OpTyper):
         kind = op.op
         spec = op_spec(kind)
         if unit == "C" and spec.unit == "V":
-            raise self.fail(frame, path, "flow-mismatch", f"vector op {kind!r} in a C (Cube) stage")
+            raise self.state.fail(frame, path, "flow-mismatch", f"vector op {kind!r} in a C (Cube) stage")
         if unit == "V" and spec.unit == "C":
-            raise self.fail(frame, path, "flow-mismatch", f"cube op {kind!r} in a V (Vector) stage")
-        cop = getattr(self, f"op_{spec.family}")(frame, op, path)
+            raise self.state.fail(frame, path, "flow-mismatch", f"cube op {kind!r} in a V (Vector) stage")
+        cop = getattr(self.typer, f"op_{spec.family}")(frame, op, path)
         cop.note = op.note
         stage.ops.append(cop)
 
@@ -66,16 +67,16 @@ class Expander(OpTyper):
     def callee_params(
         self, frame: Frame, callee: Any, given: Mapping[str, Any], inherit: bool, path: Path
     ) -> dict[str, Any]:
-        specs = self.catalogue.effective_params(callee.id)
+        specs = self.cards.effective_params(callee.id)
         values: dict[str, Any] = {}
         for key, value in given.items():
             if key not in specs:
-                raise self.fail(
+                raise self.state.fail(
                     frame, path + ("params", key), "unknown-param", f"{callee.id} has no parameter {key!r}" + did_you_mean(key, specs)
                 )
             if isinstance(value, m.ParamRef):
                 if value.param not in frame.params:
-                    raise self.fail(frame, path + ("params", key), "unknown-param", f"{{param: {value.param}}} names no parameter of {frame.card.id}")
+                    raise self.state.fail(frame, path + ("params", key), "unknown-param", f"{{param: {value.param}}} names no parameter of {frame.card.id}")
                 value = frame.params[value.param]
             values[key] = value
         for key, spec in specs.items():
@@ -94,28 +95,28 @@ class Expander(OpTyper):
             if not decl.when.holds(params):
                 continue
             if local not in bind:
-                raise self.fail(frame, path + ("bind",), "undefined-name", f"{callee.id} input {local!r} is not bound")
-            gname, ttype = self.var(frame, bind[local], path + ("bind", local))
+                raise self.state.fail(frame, path + ("bind",), "undefined-name", f"{callee.id} input {local!r} is not bound")
+            gname, ttype = self.state.var(frame, bind[local], path + ("bind", local))
             shape, dtypes = tensor_decl(decl, params)
             allowed = dtypes if isinstance(dtypes, list) else [dtypes]
             if ttype.dtype not in allowed:
-                raise self.fail(
+                raise self.state.fail(
                     frame, path + ("bind", local), "dtype-illegal", f"{callee.id} input {local!r} takes {'/'.join(allowed)}, got {ttype.dtype}"
                 )
             if len(shape) != ttype.rank:
-                raise self.fail(
+                raise self.state.fail(
                     frame, path + ("bind", local), "dtype-illegal", f"{callee.id} input {local!r} has rank {len(shape)}, got {ttype.shape_text()}"
                 )
             for axis, (decl_dim, actual) in enumerate(zip(shape, ttype.shape)):
                 node = parse(decl_dim)
                 if not (isinstance(node, Name) and node.name not in sub.dims):
-                    self.check_extent(sub, simplify(substitute(node, sub.dims)), ("inputs", local, "shape", axis))
+                    self.state.check_extent(sub, simplify(substitute(node, sub.dims)), ("inputs", local, "shape", axis))
                 # the first use of a callee dim binds it; later uses must agree
                 if isinstance(node, Name) and node.name not in sub.dims:
                     sub.dims[node.name] = actual
                     continue
-                if dims_equal(substitute(node, sub.dims), actual, self.dim_values) is False:
-                    raise self.fail(
+                if dims_equal(substitute(node, sub.dims), actual, self.state.dim_values) is False:
+                    raise self.state.fail(
                         frame,
                         path + ("bind", local),
                         "dtype-illegal",
@@ -126,14 +127,14 @@ class Expander(OpTyper):
         for local in getattr(callee, "scalars", {}):
             given = bind.get(local)
             if given is None:
-                raise self.fail(frame, path + ("bind",), "undefined-name", f"{callee.id} scalar {local!r} is not bound (bind it to a loop index or scalar)")
+                raise self.state.fail(frame, path + ("bind",), "undefined-name", f"{callee.id} scalar {local!r} is not bound (bind it to a loop index or scalar)")
             if given not in frame.dims:
-                raise self.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} scalar {local!r}: {given!r} is no scalar, loop index or dim here" + did_you_mean(given, frame.dims))
+                raise self.state.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} scalar {local!r}: {given!r} is no scalar, loop index or dim here" + did_you_mean(given, frame.dims))
             sub.dims[local] = frame.dims[given]
         for local in bind:
             if local not in callee.inputs and local not in getattr(callee, "scalars", {}):
                 known = list(callee.inputs) + list(getattr(callee, "scalars", {}))
-                raise self.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} has no input {local!r}" + did_you_mean(local, known))
+                raise self.state.fail(frame, path + ("bind", local), "undefined-name", f"{callee.id} has no input {local!r}" + did_you_mean(local, known))
 
     def new_frame(self, frame: Frame | None, callee: Any, params: Mapping[str, Any], as_: str, out: Mapping[str, str], label_prefix: str) -> Frame:
         prefix = f"{frame.prefix}_{as_}" if frame and frame.prefix else as_
@@ -146,28 +147,28 @@ class Expander(OpTyper):
         callee = sub.card
         for local in out:
             if local not in callee.outputs:
-                raise self.fail(frame, path + ("out", local), "undefined-name", f"{callee.id} has no output {local!r}" + did_you_mean(local, callee.outputs))
+                raise self.state.fail(frame, path + ("out", local), "undefined-name", f"{callee.id} has no output {local!r}" + did_you_mean(local, callee.outputs))
             decl = callee.outputs[local]
             if not decl.when.holds(sub.params):
                 continue
             gname = sub.names.get(local)
-            if gname is None or gname not in self.exp.types:
-                raise self.fail(frame, path + ("out", local), "undefined-name", f"{callee.id} never defines its output {local!r}")
+            if gname is None or gname not in self.state.exp.types:
+                raise self.state.fail(frame, path + ("out", local), "undefined-name", f"{callee.id} never defines its output {local!r}")
 
     def call(self, frame: Frame, op: m.CallOp, unit: str, path: Path, stage: CStage) -> None:
-        callee = self.catalogue.card(op.call, frame.card.id, path + ("call",))
+        callee = self.cards.card(op.call, frame.card.id, path + ("call",))
         params = self.callee_params(frame, callee, op.params, frame.card.kind == "atom", path)
         self.check_refusals(callee, params)
         sub = self.new_frame(frame, callee, params, op.as_, op.out, frame.label_prefix)
         self.bind_inputs(frame, callee, params, op.bind, path, sub)
         active = [(i, s) for i, s in enumerate(callee.stages) if isinstance(s, m.Stage) and s.when.holds(params) and not s.hoist]
         if len(active) != 1 or len(active) != sum(1 for s in callee.stages if not (isinstance(s, m.Stage) and s.hoist)):
-            raise self.fail(frame, path, "flow-mismatch", f"{callee.id} has several stages; splice it with 'use:' instead of 'call:'")
+            raise self.state.fail(frame, path, "flow-mismatch", f"{callee.id} has several stages; splice it with 'use:' instead of 'call:'")
         self.hoisted(sub, callee, params)
         i, s = active[0]
         if s.unit != unit:
-            raise self.fail(frame, path, "flow-mismatch", f"{callee.id} stage is {s.unit}, called from a {unit} stage")
-        self.exp.cards_used.append(callee.id)
+            raise self.state.fail(frame, path, "flow-mismatch", f"{callee.id} stage is {s.unit}, called from a {unit} stage")
+        self.state.exp.cards_used.append(callee.id)
         if (callee.id, callee.title) not in stage.calls:
             stage.calls.append((callee.id, callee.title))
         for j, inner in enumerate(s.ops):
@@ -188,7 +189,7 @@ class Expander(OpTyper):
         card_id: str | None = None,
     ) -> None:
         """Splice ``item``'s atom (or, for a slot, ``card_id``) with all its stages."""
-        callee = self.catalogue.card(card_id or item.use, frame.card.id, path + ("use",))
+        callee = self.cards.card(card_id or item.use, frame.card.id, path + ("use",))
         given = dict(item.params)
         if card_id is None and frame.card.kind == "skeleton" and item.as_ in self.stage_overrides:
             self.used_overrides.add(item.as_)
@@ -202,16 +203,16 @@ class Expander(OpTyper):
         out = {k: v for k, v in item.out.items() if k in callee.outputs} if slot else item.out
         sub = self.new_frame(frame, callee, params, item.as_, out, label)
         self.bind_inputs(frame, callee, params, item.bind, path, sub)
-        self.exp.cards_used.append(callee.id)
-        depth = len(self.exp.blocks)
+        self.state.exp.cards_used.append(callee.id)
+        depth = len(self.state.exp.blocks)
         self.items(sub, callee.stages, ("stages",))
         self.check_closed(sub, depth)
         self.finish_outputs(frame, sub, out, path)
 
     def check_closed(self, frame: Frame, depth: int = 0) -> None:
         """Every ``loop``/``if`` a card opens is closed by its own ``end``."""
-        if len(self.exp.blocks) > depth:
-            kind, index, card, path = self.exp.blocks[-1]
+        if len(self.state.exp.blocks) > depth:
+            kind, index, card, path = self.state.exp.blocks[-1]
             raise FlowError("flow-mismatch", f"this {kind} ({index}) is never closed: add {{op: end}} after its body", card, path)
 
     # -- stages ---------------------------------------------------------------------------------------
@@ -222,15 +223,15 @@ class Expander(OpTyper):
 
     def stage(self, frame: Frame, s: m.Stage, path: Path, prologue: bool = False, siblings: int = 1) -> None:
         hoist = s.hoist or prologue
-        target = self.exp.prologue if hoist else self.exp.stages
+        target = self.state.exp.prologue if hoist else self.state.exp.stages
         if s.merge:
             if not target:
-                raise self.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage: there is no stage to continue")
+                raise self.state.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage: there is no stage to continue")
             stage = target[-1]
             if stage.after_loop != self.after_loop:
-                raise self.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage after the token loop: the stage before it is inside the loop")
+                raise self.state.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage after the token loop: the stage before it is inside the loop")
             if s.unit != stage.unit and any(op.op not in SCALAR_OPS for op in s.ops):
-                raise self.fail(frame, path + ("unit",), "flow-mismatch", f"merging a {s.unit} stage into the {stage.unit} stage {stage.label!r}")
+                raise self.state.fail(frame, path + ("unit",), "flow-mismatch", f"merging a {s.unit} stage into the {stage.unit} stage {stage.label!r}")
             for j, op in enumerate(s.ops):
                 self.op(frame, op, stage.unit, path + ("ops", j), stage)
             return
@@ -260,7 +261,7 @@ class Expander(OpTyper):
                     self.use(frame, item, path)
             elif isinstance(item, m.SlotItem):
                 if slot is None:
-                    raise self.fail(frame, path, "slot-mismatch", "a slot outside a skeleton")
+                    raise self.state.fail(frame, path, "slot-mismatch", "a slot outside a skeleton")
                 slot(frame, item, path)
 
 
@@ -271,6 +272,13 @@ def _uses(items: Sequence[Any], params: Mapping[str, Any]) -> int:
 # --- entry points ----------------------------------------------------------------------------------
 
 
+def expander(cards: CardSource, profile: Profile | None, dim_values: Mapping[str, int] | None = None) -> Expander:
+    """An ``Expander`` of one kernel and its collaborators: one typing state, shared by the typer
+    of the data ops and the typer of the control ops."""
+    state = TypeState(profile, dim_values)
+    return Expander(cards, state, OpTyper(state, ControlOps(state)))
+
+
 def skeleton_env(atom: Any, slot_params: Mapping[str, Any], platform: str, unroll: int) -> dict[str, Any]:
     """The values skeleton predicates read: the slot's parameters (bare), atom, unroll, platform."""
     env = dict(slot_params)
@@ -279,34 +287,34 @@ def skeleton_env(atom: Any, slot_params: Mapping[str, Any], platform: str, unrol
 
 
 def _declare_io(ex: Expander, frame: Frame, card: Any, env: Mapping[str, Any], dims: Mapping[str, Expr]) -> None:
-    for group, target in (("inputs", ex.exp.inputs), ("outputs", ex.exp.outputs)):
+    for group, target in (("inputs", ex.state.exp.inputs), ("outputs", ex.state.exp.outputs)):
         for name, decl in getattr(card, group).items():
             if not decl.when.holds(env):
                 continue
             shape, dtype = tensor_decl(decl, env)
             if isinstance(dtype, list):
                 dtype = dtype[0]
-            ex.check_dtype(str(dtype))
+            ex.state.check_dtype(str(dtype))
             ttype = TType(str(dtype), tuple(simplify(substitute(parse(s), dims)) for s in shape))
             if name in RESERVED:
                 raise FlowError("reserved-name", f"{name!r} is reserved in the emitted kernel; rename it", card.id, (group, name))
-            ex.exp.types[name] = ttype
+            ex.state.exp.types[name] = ttype
             target[name] = ttype
-            ex.exp.roles[name] = decl.role
+            ex.state.exp.roles[name] = decl.role
             frame.names[name] = name
             if group == "inputs":
                 frame.inputs.add(name)
 
 
 def expand_atom(
-    catalogue: Any,
+    catalogue: CardSource,
     card: m.AtomCard,
     params: Mapping[str, Any],
     profile: Profile | None,
     input_dtypes: Mapping[str, str] | None = None,
 ) -> Expansion:
     """Expand an atom on its own (inputs as declared, symbolic dims) — used by the checks."""
-    ex = Expander(catalogue, profile)
+    ex = expander(catalogue, profile)
     ex.check_refusals(card, params)
     frame = Frame(card, params, "", "", {}, {})
     for name, decl in card.inputs.items():
@@ -314,35 +322,35 @@ def expand_atom(
             continue
         shape, dtypes = tensor_decl(decl, params)
         dtype = (input_dtypes or {}).get(name) or (dtypes[0] if isinstance(dtypes, list) else dtypes)
-        ex.check_dtype(str(dtype))
+        ex.state.check_dtype(str(dtype))
         ttype = TType(str(dtype), tuple(parse(s) for s in shape))
-        ex.exp.types[name] = ttype
-        ex.exp.inputs[name] = ttype
-        ex.exp.roles[name] = decl.role
+        ex.state.exp.types[name] = ttype
+        ex.state.exp.inputs[name] = ttype
+        ex.state.exp.roles[name] = decl.role
         frame.names[name] = name
         frame.inputs.add(name)
     for local in card.scalars:
         frame.dims[local] = Name(local)
-    ex.free_scalars = set(card.scalars)
+    ex.state.free_scalars = set(card.scalars)
     ex.items(frame, card.stages, ("stages",))
     ex.check_closed(frame)
     for name, decl in card.outputs.items():
         if decl.when.holds(params):
-            if name not in ex.exp.types:
+            if name not in ex.state.exp.types:
                 raise FlowError("undefined-name", f"output {name!r} is never defined by the flow", card.id, ("outputs", name))
             shape, dtype = tensor_decl(decl, params)
-            got = ex.exp.types[name]
+            got = ex.state.exp.types[name]
             want = dtype if isinstance(dtype, list) else [dtype]
             if got.dtype not in [str(w) for w in want]:
                 raise FlowError(
                     "dtype-illegal", f"output {name!r} is {got.dtype} but the card declares {'/'.join(map(str, want))}", card.id, ("outputs", name)
                 )
-            ex.exp.outputs[name] = got
-    return ex.exp
+            ex.state.exp.outputs[name] = got
+    return ex.state.exp
 
 
 def expand_skeleton(
-    catalogue: Any,
+    catalogue: CardSource,
     card: m.SkeletonCard,
     env: Mapping[str, Any],
     slot_atom: Any,
@@ -352,7 +360,7 @@ def expand_skeleton(
     dim_values: Mapping[str, int] | None = None,
 ) -> Expansion:
     """Expand a skeleton with its slot filled; ``env`` holds the predicates' parameter values."""
-    ex = Expander(catalogue, profile, dim_values)
+    ex = expander(catalogue, profile, dim_values)
     ex.check_refusals(card, env)
     frame = Frame(card, env, "", "", {}, {})
     dims = {d: Name(d) for d in card.dims}
@@ -383,7 +391,7 @@ def expand_skeleton(
         stages = sorted(i.as_ for i in card.fixed_stages)
         name = sorted(unknown)[0]
         raise FlowError("unknown-param", f"{card.id} has no fixed stage {name!r}; fixed stages: {', '.join(stages)}" + did_you_mean(name, stages), card.id, ())
-    for name in ex.exp.outputs:
-        if name not in ex.exp.written:
+    for name in ex.state.exp.outputs:
+        if name not in ex.state.exp.written:
             raise FlowError("undefined-name", f"output {name!r} is never assembled", card.id, ("outputs", name))
-    return ex.exp
+    return ex.state.exp

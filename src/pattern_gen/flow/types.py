@@ -1,10 +1,12 @@
-"""What a flow expansion produces: typed values, concrete ops, stages, and the errors it raises."""
+"""What a flow expansion reads (a ``CardSource``) and produces: typed values, concrete ops, stages,
+and the errors it raises."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Protocol
 
+from ..cards.model import ParamSpec
 from ..vocab.errors import FlowError  # raised here; lives in vocab, the catalogue raises it too
 from ..vocab.expr import Expr
 from ..vocab.expr import render as render_expr
@@ -12,6 +14,7 @@ from ..vocab.ops import CUBE_OPS, SCALAR_OPS
 from ..vocab.targets import RESERVED
 
 __all__ = [
+    "CardSource",
     "SCALAR_OPS",
     "CUBE_OPS",
     "RESERVED",
@@ -26,6 +29,19 @@ __all__ = [
     "CStage",
     "Expansion",
 ]
+
+
+class CardSource(Protocol):
+    """What the expander reads of the catalogue: a card by id, and a card's parameters (its own
+    and those it inherits from the atoms it calls)."""
+
+    def card(self, card_id: str, from_card: str | None = None, path: tuple[Any, ...] = ()) -> Any:
+        """The card ``card_id``; unknown, a ``FlowError`` at ``from_card``'s ``path``."""
+        ...
+
+    def effective_params(self, card_id: str) -> Mapping[str, ParamSpec]:
+        """The parameters of ``card_id`` by name."""
+        ...
 
 
 class Unavailable(Exception):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import fields
 from pathlib import Path
 
-from ...vocab.targets import TargetSpec
 from ...vocab.targets import TARGETS as SPECS
+from ...vocab.targets import TargetSpec
 
 __all__ = ["Target", "TARGETS", "get_target"]
 
