@@ -1,8 +1,10 @@
 """pattern-gen: PyPTO pattern cards as YAML -> validated kernel plans -> kernels, goldens, tests, docs.
 
-Data flows one way: YAML -> card models (``model``, ``loader``) -> catalogue (``catalogue``,
-``checks``) -> kernel plan (``resolver``) -> rendered files (``codegen``) and docs (``docs``).
-Generated kernels import only ``ptosim`` and numpy.
+Data flows one way: YAML -> card models (``cards``) -> catalogue (``catalogue``) -> typed flow
+(``flow``; ``checks`` validates every combination) -> kernel plan (``plan``) -> rendered files
+(``emit``) -> written instances (``output``), with ``tune``, ``docs`` and the ``cli`` on top
+(ARCHITECTURE.md draws the order; tests/architecture/test_layers.py enforces it). Generated kernels
+import only ``ptosim`` and numpy.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -7,7 +7,8 @@ only holds the version). Every import counts — module level, inside a function
 
 The pipeline, bottom first::
 
-    vocab < cards < catalogue < flow < checks < plan < emit < output < tune < cli
+    vocab < cards < catalogue < flow < plan < emit < output < tune < cli
+    flow < checks < cli                    (validate's checks: only the CLI imports them)
     vocab < models < plan                  (Hugging Face configs: only vocab below them)
     plan < docs < cli                      (docs reads plans and written instance folders; it
                                             neither renders through emit nor runs through output)
