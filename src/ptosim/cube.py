@@ -77,6 +77,24 @@ def _round_out(acc: np.ndarray, out_dtype: DataType) -> np.ndarray:
     return cast_array(acc.astype(np.float32, copy=False), _FP32, out_dtype, CastMode.CAST_RINT)
 
 
+def _round_biased(acc: np.ndarray, bias: np.ndarray, out_dtype: DataType) -> np.ndarray:
+    return _round_out(acc + bias, out_dtype)
+
+
+def _check_bias(machine: Machine, op: str, a: Tensor, b: Tensor, bias: Tensor, n: int) -> None:
+    """PyPTO 0.2.0's bias rules (CheckBiasParam): a 2-D [1, N] tensor of a dtype the profile lists
+    for the operand pair (A2/A3: FP32 with BF16 inputs, FC3001)."""
+    if bias.dims != (1, n):
+        machine.fail(ShapeError, f"bias_tensor must be [1, {n}] (2-D, N of mat2); got {list(bias.dims)}",
+                     code="shape-mismatch", op=op, hint="reshape the bias to [1, N] once, outside the loop")
+    allowed = machine.profile.matmul_bias_dtypes(a.dtype, b.dtype)
+    if bias.dtype not in allowed:
+        legal = "/".join(sorted(d.short for d in allowed)) or "none"
+        machine.fail(DTypeError, f"a {a.dtype.short} x {b.dtype.short} matmul takes a {legal} bias_tensor on "
+                     f"{machine.profile.name}; got {bias.dtype.short}", code="matmul-dtype", op=op,
+                     hint="cast the bias once, outside the loop")
+
+
 def _shapes(op: str, machine: Machine, a: Tensor, b: Tensor, a_trans: bool, b_trans: bool) -> tuple[int, int, int, int]:
     if a.dim != b.dim or a.dim not in (2, 3, 4):
         machine.fail(
@@ -158,18 +176,27 @@ def matmul(
         machine.fail(
             ShapeError, "enable_split_k needs an FP32/INT32 output and no extend_params", code="argument", op=op
         )
+    bias = extend.get("bias_tensor")
+    if extend and rank != 2:
+        machine.fail(ShapeError, "extend_params is not supported for batched (3-D/4-D) matmuls", code="argument", op=op)
+    if bias is not None:
+        _check_bias(machine, op, a, b, require_tensor(bias, op, "extend_params['bias_tensor']"), n)
     lhs = _operand(machine, a, a_trans, integer)
-    if rank == 2 and not extend:
-        # Deferred: joins the open batch of this B operand, one GEMM for all of them (lazy.py).
+    if rank == 2 and set(extend) <= {"bias_tensor"}:
+        # Deferred: joins the open batch of this B operand (and bias), one GEMM for all (lazy.py).
         out_shape = (m, n)
         out = new_tile(machine, None, out_dt, _out_valid(a, b, a_trans, b_trans, out_shape), dims=out_shape)
-        key = ("matmul", b.uid, b.dims, b_trans, integer, out_dt)
+        key = ("matmul", b.uid, b.dims, b_trans, integer, out_dt, None if bias is None else bias.uid)
         batch = machine.batches.get(key)
         if batch is None:
             product = _product(machine, b, b_trans, integer)
-            batch = GemmBatch(machine, key, product, functools.partial(_round_out, out_dtype=out_dt))
+            finish: Callable[[np.ndarray], np.ndarray] = functools.partial(_round_out, out_dtype=out_dt)
+            if bias is not None:  # C = A @ B + bias in the accumulator, then one rounding
+                widened = _widen_param(bias)
+                finish = functools.partial(_round_biased, bias=widened, out_dtype=out_dt)
+            batch = GemmBatch(machine, key, product, finish)
             machine.batches[key] = batch
-        batch.add(lhs, out, (a.uid, b.uid))
+        batch.add(lhs, out, (a.uid, b.uid) + (() if bias is None else (bias.uid,)))
     else:
         acc = np.matmul(lhs, _operand(machine, b, b_trans, integer))
         if dequant:

@@ -67,6 +67,8 @@ class Profile:
     capacity_align: Mapping[str, int]
     matmul_pairs: tuple[tuple[DataType, DataType, frozenset[DataType]], ...]
     scaled_mm_pairs: tuple[tuple[DataType, DataType, frozenset[DataType]], ...]
+    #: (a, b, bias dtypes a matmul of these operands takes through ``extend_params``)
+    matmul_bias: tuple[tuple[DataType, DataType, frozenset[DataType]], ...]
     scaled_mm_k_align: int
     op_dtypes: Mapping[str, frozenset[DataType]]
     casts: Mapping[DataType, frozenset[DataType]]
@@ -96,6 +98,9 @@ class Profile:
             if pa == a and pb == b:
                 return outs
         return frozenset()
+
+    def matmul_bias_dtypes(self, a: DataType, b: DataType) -> frozenset[DataType]:
+        return next((bias for pa, pb, bias in self.matmul_bias if pa == a and pb == b), frozenset())
 
     def cube_fractal(self, dtype: DataType) -> tuple[int, int, int]:
         return self.fractal.get(dtype.short, self.fractal["default"])
@@ -129,6 +134,7 @@ def profile_from_mapping(data: Mapping[str, Any], source: str = "") -> Profile:
         capacity_align=dict(cube.capacity_align),
         matmul_pairs=_pairs(cube.matmul_pairs),
         scaled_mm_pairs=_pairs(cube.scaled_mm_pairs),
+        matmul_bias=tuple((r.a, r.b, frozenset(r.bias)) for r in cube.matmul_pairs),
         scaled_mm_k_align=cube.scaled_mm_k_align,
         op_dtypes={op: frozenset(ds) for op, ds in m.op_dtypes.items()},
         casts={src: frozenset(ds) for src, ds in m.casts.items()},

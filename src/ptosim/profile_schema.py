@@ -160,6 +160,8 @@ class MatmulPair(Section):
     a: DType
     b: DType
     out: Annotated[list[DType], Field(min_length=1)]
+    #: dtypes ``extend_params={"bias_tensor": b}`` takes with these operands (none: no bias)
+    bias: list[DType] = []
 
 
 class CubeRules(Section):

@@ -251,3 +251,62 @@ def test_scaled_mm_is_refused_on_a2a3(run):
         run(body, a, b, tile=None)
     assert exc.value.code == "platform"
     assert "scaled_mm" in str(exc.value) and "a2a3" in str(exc.value)
+
+
+# --- bias through extend_params (PyPTO 0.2.0 CheckBiasParam) ------------------------------------
+
+
+def _biased(out=pypto.DT_BF16):
+    def body(a, b, bias):
+        pypto.set_cube_tile_shapes(*CUBE)
+        return pypto.matmul(a, b, out, b_trans=True, extend_params={"bias_tensor": bias})
+
+    return body
+
+
+def test_bias_joins_the_accumulator_before_the_one_rounding(run):
+    """C = A @ B + bias in FP32, rounded once: exact operands make the sum exact, so the BF16
+    result is the float64 sum rounded once (a separate BF16 add would round twice)."""
+    a64, b64 = small_ints((32, 256), scale=0.125), small_ints((64, 256), scale=0.125)
+    bias64 = small_ints((1, 64), scale=1 / 1024)
+    a, b, bias = a64.astype(BF16_NP), b64.astype(BF16_NP), bias64.astype(np.float32)
+    out = run(_biased(), a, b, bias, tile=None)
+    want = (a64 @ b64.T + bias64).astype(np.float32).astype(BF16_NP)
+    assert (bits16(out) == bits16(want)).all()
+
+
+def test_bias_in_a_loop_is_batched_per_bias(run):
+    """Two biases on one weight inside a loop: each matmul adds its own bias (the deferred GEMM
+    batches are keyed by the bias too)."""
+    a64, b64 = small_ints((16, 64)), small_ints((32, 64))
+    b1, b2 = small_ints((1, 32)), small_ints((1, 32)) + 100
+    a, b = a64.astype(BF16_NP), b64.astype(BF16_NP)
+
+    def body(a, b, bias1, bias2):
+        pypto.set_cube_tile_shapes(*CUBE)
+        y1 = pypto.matmul(a, b, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": bias1})
+        y2 = pypto.matmul(a, b, pypto.DT_FP32, b_trans=True, extend_params={"bias_tensor": bias2})
+        return y1, y2
+
+    y1, y2 = run(body, a, b, b1.astype(np.float32), b2.astype(np.float32), tile=None)
+    np.testing.assert_array_equal(y1, (a64 @ b64.T + b1).astype(np.float32))
+    np.testing.assert_array_equal(y2, (a64 @ b64.T + b2).astype(np.float32))
+
+
+@pytest.mark.parametrize("bias,match", [
+    (np.zeros((1, 64), BF16_NP), "FP32 bias_tensor on a2a3; got BF16"),  # FC3001, measured on 0.2.0 SIM
+    (np.zeros((64,), np.float32), r"must be \[1, 64\]"),                 # FC3000: 2 dims expected
+    (np.zeros((1, 32), np.float32), r"must be \[1, 64\]"),
+])
+def test_bias_refusals_as_pypto(run, bias, match):
+    a, b = np.zeros((16, 256), BF16_NP), np.zeros((64, 256), BF16_NP)
+    with pytest.raises(Exception, match=match):
+        run(_biased(), a, b, bias, tile=None)
+
+
+def test_a_bf16_bias_is_legal_on_ascend950(run):
+    a64, b64 = small_ints((16, 256), scale=0.125), small_ints((64, 256), scale=0.125)
+    bias64 = small_ints((1, 64), scale=0.5)
+    out = run(_biased(pypto.DT_FP32), a64.astype(BF16_NP), b64.astype(BF16_NP), bias64.astype(BF16_NP), tile=None,
+              platform="ascend950")
+    np.testing.assert_array_equal(out, (a64 @ b64.T + bias64).astype(np.float32))
