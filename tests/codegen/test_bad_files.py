@@ -124,7 +124,7 @@ def test_a_kernel_that_exits_does_not_read_as_passed(cli, tmp_path):
     head, sep, body = text.partition("\ndef run(")
     assert sep, "the kernel has a run()"
     # a hand edit (its hash broken): run runs it, as the user's experiment
-    kernel.write_text(head + "\nimport sys as _sys\n" + sep + body.replace("\n", "\n    _sys.exit(0)\n", 1), encoding="utf-8")
+    kernel.write_text(head + "\nimport sys as _sys\n" + sep + body.replace(":\n", ":\n    _sys.exit(0)\n", 1), encoding="utf-8")
     run = cli("run", str(folder))
     assert run.exit_code == 2 and "SystemExit" in run.stderr, run.stderr
 

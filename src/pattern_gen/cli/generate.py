@@ -66,6 +66,11 @@ def generate_cmd(
         )
     if check:
         lines = result.drift + [f"refusal: {f}" for f in result.refusal_failures]
+        for line in result.lint:  # the files are up to date but not as ruff wants them: fix the templates
+            err.print(escape(line), soft_wrap=True)
+        if result.lint and not lines:
+            err.print("[red]the rendered files fail ruff[/red]: fix the templates that render them.", markup=True)
+            sys.exit(1)
         if lines:
             for line in lines:
                 err.print(escape(line), soft_wrap=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -27,7 +28,7 @@ from ..plan.test_points import SEEDS, test_values, verify_T
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
-from .pytext import NonFinite, comment_text, docstring_text, py_literal
+from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_call, wrapped_literal
 from .targets import Target, get_target
 
 __all__ = ["render_instance", "kernel_function_name", "module_id"]
@@ -102,7 +103,7 @@ def _op_context(op: COp) -> dict[str, Any]:
     spec = op_spec(op.op)
     ctx: dict[str, Any] = {
         "kind": op.op,
-        "macro": spec.macro,
+        "macro": spec.family,
         "out": op.out,
         "args": [_scalar(a) for a in op.args],
         "note": _comment(op.note),
@@ -126,9 +127,11 @@ def _op_context(op: COp) -> dict[str, Any]:
 _INDENT = "    "
 
 
-def _indent(stages: list[dict[str, Any]], base: int) -> list[dict[str, Any]]:
+def _indent(stages: list[dict[str, Any]], base: int, ops: Any) -> list[dict[str, Any]]:
     """Give each stage header and op its indentation: ``loop``/``if`` open a block, ``else``
-    sits at the level of its ``if``, ``end`` closes one (and renders nothing)."""
+    sits at the level of its ``if``, ``end`` closes one (and renders nothing). Each op is spelled
+    by its ``ops.j2`` macro, and its note goes after the code where the line stays short, else
+    above it, wrapped."""
     depth = base
     for stage in stages:
         stage["pad"] = _INDENT * depth
@@ -138,25 +141,28 @@ def _indent(stages: list[dict[str, Any]], base: int) -> list[dict[str, Any]]:
             op["pad"] = _INDENT * depth
             if op["kind"] in ("loop", "if", "else"):
                 depth += 1
+            op["lines"] = wrapped_call(str(getattr(ops, op["macro"])(op)), op["pad"]) if op["kind"] != "end" else []
+            note, op["above"] = op["note"], []
+            if note and (len(op["pad"] + op["lines"][-1] + "  # " + note) > LINE or len("# " + note) > COMMENT):
+                op["note"], op["above"] = "", comment_lines(note)
     return stages
 
 
-def _stage_context(stage: StagePlan, files: Mapping[str, str]) -> dict[str, Any]:
+def _stage_context(stage: StagePlan, files: Mapping[str, str], where: str = "") -> dict[str, Any]:
     if stage.vec_tile is not None:
-        tile_call = f"pypto.set_vec_tile_shapes({', '.join(map(str, stage.vec_tile))})"
+        tile: dict[str, Any] | None = {"kind": "vec", "shape": list(stage.vec_tile)}
     elif stage.cube_tile is not None:
         c = stage.cube_tile
-        split = ", enable_split_k=True" if stage.split_k else ""
-        tile_call = f"pypto.set_cube_tile_shapes({list(c['m'])}, {list(c['k'])}, {list(c['n'])}{split})"
+        tile = {"kind": "cube", "m": list(c["m"]), "k": list(c["k"]), "n": list(c["n"]), "split_k": bool(stage.split_k)}
     else:
-        tile_call = None
+        tile = None
     calls = "".join(f"; ops of {cid} {title} ({files.get(cid, cid)})" for cid, title in stage.stage.calls)
-    comment = _comment(f"{stage.title} ({files.get(stage.card, stage.card)}){calls}")
+    where = ", before the loop" if where == "prologue" else (", after the token loop" if stage.stage.after_loop else "")
+    header = comment_lines(f"{stage.title} ({files.get(stage.card, stage.card)}){calls}", first=f"-- {stage.label} ({stage.unit}{where}):")
     return {
         "label": stage.label,
-        "unit": stage.unit,
-        "comment": comment,
-        "tile_call": tile_call,
+        "header": header,
+        "tile": tile,
         "ops": [_op_context(op) for op in stage.stage.ops],
     }
 
@@ -169,12 +175,21 @@ def _py(value: Any) -> str:
         raise PatternGenError(Problem("bad-param-value", f"{exc}: a generated kernel needs finite numbers")) from None
 
 
-def _signature(plan: KernelPlan) -> list[str]:
-    out = []
-    for t in plan.inputs + plan.outputs:
-        dims = ["pypto.DYNAMIC" if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)]
-        out.append(f"{t.name}: pypto.Tensor[[{', '.join(dims)}], pypto.DT_{t.dtype}]")
-    return out
+def _string_pieces(text: str, around: int) -> list[str]:
+    """A string as one literal where ``around`` more characters still fit a line, else as the
+    literals of an implicit concatenation, a line each ([] for no text)."""
+    if not text or around + len(_py(text)) <= LINE:
+        return [_py(text)] if text else []
+    parts = textwrap.wrap(text, COMMENT, break_long_words=False, break_on_hyphens=False)
+    return [_py(p + " ") for p in parts[:-1]] + [_py(parts[-1])]
+
+
+def _signature(plan: KernelPlan) -> list[dict[str, Any]]:
+    """The kernel's parameters: name, dims (None: the dynamic token axis) and dtype."""
+    return [
+        {"name": t.name, "dims": [None if i == t.token_axis else render_expr(s) for i, s in enumerate(t.shape)], "dtype": t.dtype}
+        for t in plan.inputs + plan.outputs
+    ]
 
 
 def _output_shape(t: TensorPlan, token: str) -> str:
@@ -195,10 +210,10 @@ def _table_checks(plan: KernelPlan) -> list[dict[str, Any]]:
     return [c for c in out if c["lens"] is not None]
 
 
-def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str, Any]:
+def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -> dict[str, Any]:
     loop = plan.loop
     token_input = next(t for t in plan.inputs if t.token_axis is not None)
-    return {
+    k = {
         "name": plan.name,
         "skeleton": plan.skeleton,
         "skeleton_title": _doc(plan.skeleton_title),
@@ -208,17 +223,17 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
         "cards": ", ".join(plan.cards_used),
         "notes": [_doc(n) for n in plan.plan_notes],
         "dims": list(plan.dims.items()),
-        "input_names": _py({t.name: tuple(str(a) for a in t.shape) for t in plan.inputs}),
-        "output_names": _py([t.name for t in plan.outputs]),
-        "runtime_options": _py(plan.runtime_options),
-        "pass_options": _py(plan.pass_options),
-        "operation_options": ", ".join(f"{k}={v!r}" for k, v in plan.operation_options.items()),
-        "cache_lines": [f"{name}.set_cache_policy(pypto.CachePolicy.{policy}, True)" for name, policy in plan.cache_policy.items()],
+        "input_lines": wrapped_literal("INPUTS = ", {t.name: tuple(str(a) for a in t.shape) for t in plan.inputs}),
+        "output_lines": wrapped_literal("OUTPUTS = ", [t.name for t in plan.outputs]),
+        "option_lines": wrapped_literal("runtime_options=", plan.runtime_options, ",", _INDENT)
+        + wrapped_literal("pass_options=", plan.pass_options, ",", _INDENT),
+        "operation_options": dict(plan.operation_options),
+        "cache_policy": list(plan.cache_policy.items()),
         "function": kernel_function_name(plan),
         "signature": _signature(plan),
-        "prologue": _indent([_stage_context(s, card_files) for s in plan.prologue], 1),
-        "stages": _indent([_stage_context(s, card_files) for s in plan.stages if not s.stage.after_loop], 2),
-        "after": _indent([_stage_context(s, card_files) for s in plan.stages if s.stage.after_loop], 1),
+        "prologue": _indent([_stage_context(s, card_files, "prologue") for s in plan.prologue], 1, ops),
+        "stages": _indent([_stage_context(s, card_files) for s in plan.stages if not s.stage.after_loop], 2, ops),
+        "after": _indent([_stage_context(s, card_files) for s in plan.stages if s.stage.after_loop], 1, ops),
         "token": "T",
         "token_source": token_input.name,
         "token_axis": token_input.token_axis,
@@ -237,7 +252,10 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str]) -> dict[str
             for t in plan.inputs if t.index_into and t.role == "index"
         ],
         "table_checks": _table_checks(plan),
+        "loop_split": False,
     }
+    k["loop_split"] = max(map(len, str(ops.token_loop(k)).splitlines())) > LINE
+    return k
 
 
 def tolerance_for(dtype: str) -> tuple[float, float, float]:
@@ -323,7 +341,7 @@ def render_instance(
     the package's; ``user_atoms`` maps each of a team's own atoms to the folders of its reference."""
     target = get_target(plan.target)
     env = _env(target)
-    kernel = env.get_template("kernel.py.j2").render(k={**_kernel_context(plan, card_files), "pypto_version": target.pypto_version})
+    kernel = env.get_template("kernel.py.j2").render(k={**_kernel_context(plan, card_files, env.get_template("ops.j2").module), "pypto_version": target.pypto_version})
     atoms_src, composition_src = _golden_source(plan, golden_dirs, user_atoms)
     params = {**plan.params, "atom": plan.atom, "unroll": list(plan.unroll), "platform": plan.platform}
     tolerances = {t.name: _tolerance(t) for t in plan.outputs}
@@ -331,9 +349,10 @@ def render_instance(
         g={
             "name": plan.name,
             "skeleton": plan.skeleton,
-            "params": _py(params),
-            "stage_params": _py(plan.stage_params),
-            "dims": _py(plan.dims),
+            "constants": wrapped_literal("PARAMS = ", params)
+            + wrapped_literal("STAGE_PARAMS = ", plan.stage_params)
+            + wrapped_literal("DIMS = ", plan.dims),
+            "uses_lru_cache": "lru_cache" in atoms_src + composition_src,
             "atoms_source": atoms_src,
             "composition_source": composition_src,
         }
@@ -344,10 +363,10 @@ def render_instance(
             "module_id": module_id(plan.name),
             "t_values": test_values(plan.unroll),
             "seeds": list(SEEDS),
-            "tolerances": _py(tolerances),
+            "tolerance_lines": wrapped_literal("TOLERANCES = ", tolerances),
             "command": plan.request.command(),
             "verify_t": verify_T(plan.unroll),
-            "skip_reason": _py(target.cannot_run(plan.platform)) if target.cannot_run(plan.platform) else "",
+            "skip_reason": _string_pieces(target.cannot_run(plan.platform), len("pytestmark = pytest.mark.skip(reason=)")),
         }
     )
     data = plan.to_json(version)

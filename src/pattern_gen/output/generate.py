@@ -22,13 +22,14 @@ from ..plan.resolver import resolve
 from ..vocab.errors import PatternGenError, Problem
 from .instances import render_plan
 from ..emit.render import module_id
-from .writer import check_writes, compare_tree, content_ok, remove_stale_temporaries, write_files
+from .lint import RUFF_TOML, RUFF_TOML_NAME, ruff_problems
+from .writer import atomic_write, check_writes, compare_tree, content_ok, remove_stale_temporaries, write_files
 from ..vocab.paths import read_text_file
 
 __all__ = ["GenerateResult", "LeftAlone", "generate", "plan_manifest", "refusal_failures"]
 
 #: top-level entries of an output folder that are not instances (generate owns or ignores them)
-_NOT_INSTANCES = ("docs", "README.md", "__pycache__")
+_NOT_INSTANCES = ("docs", "README.md", "__pycache__", RUFF_TOML_NAME)
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,12 @@ class GenerateResult:
     left_alone: list[LeftAlone] = field(default_factory=list)
     #: manifest ``refused`` entries that no longer refuse as expected
     refusal_failures: list[str] = field(default_factory=list)
+    #: --check: what ruff (where installed) says of the rendered files, one line per problem
+    lint: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.drift and not self.refusal_failures
+        return not self.drift and not self.refusal_failures and not self.lint
 
 
 def plan_manifest(cat: Catalogue, manifest: Manifest) -> list[KernelPlan]:
@@ -151,7 +154,12 @@ def generate(
             progress(i + 1, len(selected))
     result = GenerateResult(root, len(rendered), len(manifest.refused), refusal_failures=failures)
     if check:
-        drift = compare_tree(root, rendered, owned={"docs", "README.md"})
+        drift = compare_tree(root, rendered, owned={"docs", "README.md", RUFF_TOML_NAME})
+        style = root / RUFF_TOML_NAME
+        if not style.is_file():
+            drift.missing.append(RUFF_TOML_NAME)
+        elif read_text_file(style) != RUFF_TOML:
+            drift.changed.append(RUFF_TOML_NAME)
         if pattern is not None:
             # Instances the filter leaves out are not stale; stale files inside the selected
             # instances, and stale top-level folders the filter covers, still are.
@@ -159,6 +167,7 @@ def generate(
         result.drift = drift.lines()
         result.drift_edited = bool(drift.edited)
         result.drift_stale_instances = any("/" not in s.rstrip("/") for s in drift.stale)
+        result.lint = ruff_problems(rendered)
         return result
     _write(result, rendered, pattern, force, prune)
     return result
@@ -192,6 +201,10 @@ def _write(result: GenerateResult, rendered: dict[str, dict[str, str]], pattern:
         report = write_files(root / name, files, force=force)
         result.written += len(report.written)
         result.unchanged += len(report.unchanged)
+    style = root / RUFF_TOML_NAME
+    if not (style.is_file() and read_text_file(style) == RUFF_TOML):
+        atomic_write(style, RUFF_TOML)
+        result.written += 1
     for entry in stale:  # pattern-gen's files go; anything else keeps the folder, reported
         for path in entry.iterdir():
             if path.name in _instance_file_names(entry) and not path.is_symlink() and path.is_file():

@@ -36,6 +36,15 @@ def make_inputs(T: int, seed: int = 0) -> dict:
 
 def golden(inputs: Mapping[str, np.ndarray]) -> dict:
     d = DIMS
-    out = paged_attention(inputs["q"], inputs["k_cache"], inputs["v_cache"], inputs["block_table"], inputs["context_lens"],
-                          d["NKV"], d["D"], d["BS"], PARAMS["scale"])
+    out = paged_attention(
+        inputs["q"],
+        inputs["k_cache"],
+        inputs["v_cache"],
+        inputs["block_table"],
+        inputs["context_lens"],
+        d["NKV"],
+        d["D"],
+        d["BS"],
+        PARAMS["scale"],
+    )
     return {"out": store(out, "BF16")}

@@ -34,7 +34,8 @@ def _weights(seed):
 
 
 def make_inputs(T: int, seed: int = 0) -> dict:
-    """x ~ U(-1, 1) [T, K] BF16 (some rows QUIET); gamma ~ U(-1, 1); weight ~ U(-0.1, 0.1) (quantised per quant_mode)."""
+    """x ~ U(-1, 1) [T, K] BF16 (some rows QUIET); gamma ~ U(-1, 1); weight ~ U(-0.1, 0.1) (quantised
+    per quant_mode)."""
     rng = np.random.default_rng([seed, 1, T])
     return {"x": activations(rng, T, DIMS["K"]), **_weights(seed)}
 
@@ -43,7 +44,9 @@ def golden(inputs: Mapping[str, np.ndarray], ties: dict | None = None) -> dict:
     """The outputs; ``ties``: the INT8 codes' distances from a rounding boundary, and codes to
     round the other way (atoms.quant_int8)."""
     p = PARAMS
-    r = norm_linear(inputs["x"], p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"), ties=ties)
+    r = norm_linear(
+        inputs["x"], p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"), ties=ties
+    )
     out = {"y": r["y"]}
     if p["output_rstd"]:
         out["rstd"] = r["rstd"]

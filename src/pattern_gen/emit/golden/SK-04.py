@@ -32,7 +32,12 @@ def _weights(seed):
     if p["has_gamma"]:
         weights["gamma_cq"] = uniform(rng, (d["Q"],), -1.0, 1.0)
     wq_b, wq_b_scale = make_weight(
-        rng, d["NH"] * d["D"], d["Q"], layout=p["weight_layout"], quant_mode=p["quant_mode"], quiet_rows=quiet_heads(0, d["NH"], d["D"])
+        rng,
+        d["NH"] * d["D"],
+        d["Q"],
+        layout=p["weight_layout"],
+        quant_mode=p["quant_mode"],
+        quiet_rows=quiet_heads(0, d["NH"], d["D"]),
     )  # QUIET heads: q_head_norm sees eps
     weights["wq_b"] = wq_b
     if wq_b_scale is not None:
@@ -64,23 +69,42 @@ def _q_flat(qr, qr_scale, inputs):
     p = PARAMS
     bias = inputs.get("bias") if p["has_bias"] else None
     if p["atom"] == "AT-11":
-        y, _, _ = linear(None, inputs["wq_b"], layout=p["weight_layout"], out_dtype=p["out_dtype"],
-                         weight_scale=inputs.get("wq_b_scale"), bias=bias, codes=(qr, qr_scale))
+        y, _, _ = linear(
+            None,
+            inputs["wq_b"],
+            layout=p["weight_layout"],
+            out_dtype=p["out_dtype"],
+            weight_scale=inputs.get("wq_b_scale"),
+            bias=bias,
+            codes=(qr, qr_scale),
+        )
     else:
-        y, _, _ = linear(qr, inputs["wq_b"], layout=p["weight_layout"], quant_mode=p["quant_mode"],
-                         out_dtype=p["out_dtype"], weight_scale=inputs.get("wq_b_scale"), bias=bias)
+        y, _, _ = linear(
+            qr,
+            inputs["wq_b"],
+            layout=p["weight_layout"],
+            quant_mode=p["quant_mode"],
+            out_dtype=p["out_dtype"],
+            weight_scale=inputs.get("wq_b_scale"),
+            bias=bias,
+        )
     return y
 
 
-def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None, ties: dict | None = None) -> dict:
+def golden(
+    inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None, ties: dict | None = None
+) -> dict:
     """The outputs; ``given`` (kernel outputs) replaces qr (and qr_scale) upstream of q; ``ties``:
-    the distances of qr's codes and of q_a's BF16 values from a rounding boundary, and codes to round the other way (atoms.quant_int8)."""
+    the distances of qr's codes and of q_a's BF16 values from a rounding boundary, and codes to round
+    the other way (atoms.quant_int8)."""
     p, d = PARAMS, DIMS
     x = inputs["x"]
     T = x.shape[0]
     # q_a's BF16 rounding is a tie site too: the quantiser reads it (through the norm)
     q_a, _, _ = linear(x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"), ties=ties, site="q_a")
-    r = norm_linear(q_a, p, inputs.get("gamma_cq"), inputs["wq_b"], inputs.get("wq_b_scale"), inputs.get("bias"), ties=ties)
+    r = norm_linear(
+        q_a, p, inputs.get("gamma_cq"), inputs["wq_b"], inputs.get("wq_b_scale"), inputs.get("bias"), ties=ties
+    )
     out = {"qr": r["h"]}
     if p["atom"] == "AT-11":
         out["qr_scale"] = r["h_scale"]
@@ -92,7 +116,9 @@ def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | N
     q_heads = np.asarray(q_flat).reshape(T, d["NH"], d["D"])
     if p.get("kv_layout", "v4") == "v4":  # V4 normalises each head of q; DeepSeek-V2/V3 do not
         q_rows = q_heads.reshape(T * d["NH"], d["D"])
-        q_normed, _ = rmsnorm(q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt"))
+        q_normed, _ = rmsnorm(
+            q_rows, None, eps=_stage("q_head_norm", "eps", 1e-6), mode=_stage("q_head_norm", "rsqrt_mode", "rsqrt")
+        )
         q_heads = q_normed.reshape(T, d["NH"], d["D"])
     out["q"] = store(rope(q_heads, inputs["cos"], inputs["sin"], partial=True, interleaved=True), "BF16")
     kv_a, _, _ = linear(x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"))
@@ -102,7 +128,7 @@ def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | N
         kv_a = np.asarray(kv_a)
         kv, _ = rmsnorm(kv_a[:, : d["DKV"]], gamma_ckv, **kv_norm)
         out["kv"] = store(kv, "BF16")
-        k_pe = f32(kv_a[:, d["DKV"]:]).reshape(T, 1, d["R"])
+        k_pe = f32(kv_a[:, d["DKV"] :]).reshape(T, 1, d["R"])
         out["kr"] = store(rope(k_pe, inputs["cos"], inputs["sin"], interleaved=True), "BF16").reshape(T, d["R"])
         return out
     kv, _ = rmsnorm(kv_a, gamma_ckv, **kv_norm)

@@ -32,7 +32,11 @@ def _weights(seed):
     if p["has_gamma"]:
         weights["gamma"] = uniform(rng, (d["H"],), -1.0, 1.0)
     w, w_scale = make_weight(
-        rng, qkv, d["H"], layout=p["weight_layout"], quant_mode=p["quant_mode"],
+        rng,
+        qkv,
+        d["H"],
+        layout=p["weight_layout"],
+        quant_mode=p["quant_mode"],
         quiet_rows=quiet_heads(0, d["NQ"], d["D"]) + quiet_heads(d["NQ"], d["NKV"], d["D"]),
     )  # QUIET q and k heads: q_norm and k_norm see eps
     weights["weight"] = w
@@ -70,7 +74,9 @@ def make_inputs(T: int, seed: int = 0) -> dict:
 CHAINED = {"attn": ("q", "k_cache", "v_cache")}
 
 
-def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None, ties: dict | None = None) -> dict:
+def golden(
+    inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | None = None, ties: dict | None = None
+) -> dict:
     """The outputs; ``given`` (kernel outputs) replaces q and the caches read by the attention;
     ``ties``: the INT8 codes' distances from a rounding boundary, and codes to round the other way
     (atoms.quant_int8)."""
@@ -78,22 +84,46 @@ def golden(inputs: Mapping[str, np.ndarray], given: Mapping[str, np.ndarray] | N
     T = inputs["x"].shape[0]
     x_add = f32(inputs["x"]) + f32(inputs["residual"])
     out = {"residual_out": store(x_add, "BF16")}
-    r = norm_linear(x_add, p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"), ties=ties)
+    r = norm_linear(
+        x_add, p, inputs.get("gamma"), inputs["weight"], inputs.get("weight_scale"), inputs.get("bias"), ties=ties
+    )
     if p["output_rstd"]:
         out["rstd"] = r["rstd"]
     qkv = np.asarray(r["y"])
     nq, nkv, D = d["NQ"] * d["D"], d["NKV"] * d["D"], d["D"]
     q_gamma = inputs.get("q_gamma") if _stage("q_norm", "has_gamma", True) else None
     k_gamma = inputs.get("k_gamma") if _stage("k_norm", "has_gamma", True) else None
-    q, _ = rmsnorm(qkv[:, :nq].reshape(T * d["NQ"], D), q_gamma, eps=_stage("q_norm", "eps", 1e-6), mode=_stage("q_norm", "rsqrt_mode", "rsqrt"))
-    k, _ = rmsnorm(qkv[:, nq:nq + nkv].reshape(T * d["NKV"], D), k_gamma, eps=_stage("k_norm", "eps", 1e-6), mode=_stage("k_norm", "rsqrt_mode", "rsqrt"))
+    q, _ = rmsnorm(
+        qkv[:, :nq].reshape(T * d["NQ"], D),
+        q_gamma,
+        eps=_stage("q_norm", "eps", 1e-6),
+        mode=_stage("q_norm", "rsqrt_mode", "rsqrt"),
+    )
+    k, _ = rmsnorm(
+        qkv[:, nq : nq + nkv].reshape(T * d["NKV"], D),
+        k_gamma,
+        eps=_stage("k_norm", "eps", 1e-6),
+        mode=_stage("k_norm", "rsqrt_mode", "rsqrt"),
+    )
     out["q"] = store(rope(q.reshape(T, d["NQ"], D), inputs["cos"], inputs["sin"]), "BF16")
     k_rot = store(rope(k.reshape(T, d["NKV"], D), inputs["cos"], inputs["sin"]), "BF16")
-    v = store(f32(qkv[:, nq + nkv:]), "BF16")
+    v = store(f32(qkv[:, nq + nkv :]), "BF16")
     out["k_cache"] = cache_scatter(inputs["k_cache"], inputs["slot_mapping"], k_rot)
     out["v_cache"] = cache_scatter(inputs["v_cache"], inputs["slot_mapping"], v)
     # phase 2 reads q as phase 1 stored it (BF16) and the caches as phase 1 left them
     read = {name: (given or {}).get(name, out[name]) for name in ("q", "k_cache", "v_cache")}
-    out["attn"] = store(paged_attention(read["q"], read["k_cache"], read["v_cache"], inputs["block_table"], inputs["context_lens"],
-                                        d["NKV"], D, d["BS"], _stage("attn_softmax", "scale", 1.0 / np.sqrt(D))), "BF16")
+    out["attn"] = store(
+        paged_attention(
+            read["q"],
+            read["k_cache"],
+            read["v_cache"],
+            inputs["block_table"],
+            inputs["context_lens"],
+            d["NKV"],
+            D,
+            d["BS"],
+            _stage("attn_softmax", "scale", 1.0 / np.sqrt(D)),
+        ),
+        "BF16",
+    )
     return out

@@ -25,8 +25,6 @@ def store(a, dtype):
 
 
 # AT-04 RoPE ----------------------------------------------------------------------------------------
-
-
 def rope(x, cos, sin, *, partial=False, interleaved=False):
     """AT-04 on [M, N, D] heads with [M, R] cos/sin (R = D unless ``partial``), one angle per token
     for every head. Variant A (half-split): the last R dims as halves l, r; o1 = l*cos[:R/2] -
@@ -38,9 +36,10 @@ def rope(x, cos, sin, *, partial=False, interleaved=False):
     assert partial or r == d, "without partial_rotate, cos/sin cover the whole head"
     c = f32(cos)[:, None, :]
     s = f32(sin)[:, None, :]
-    part = xf[..., d - r:]
+    part = xf[..., d - r :]
     if interleaved:
-        x1, x2, c1, c2, s1, s2 = part[..., 0::2], part[..., 1::2], c[..., 0::2], c[..., 1::2], s[..., 0::2], s[..., 1::2]
+        x1, x2 = part[..., 0::2], part[..., 1::2]
+        c1, c2, s1, s2 = c[..., 0::2], c[..., 1::2], s[..., 0::2], s[..., 1::2]
     else:
         h = r // 2
         x1, x2, c1, c2, s1, s2 = part[..., :h], part[..., h:], c[..., :h], c[..., h:], s[..., :h], s[..., h:]
@@ -50,7 +49,7 @@ def rope(x, cos, sin, *, partial=False, interleaved=False):
         rotated = np.stack([o1, o2], axis=-1).reshape(part.shape)
     else:
         rotated = np.concatenate([o1, o2], axis=-1)
-    return np.concatenate([xf[..., :d - r], rotated], axis=-1)
+    return np.concatenate([xf[..., : d - r], rotated], axis=-1)
 
 
 def rope_angles(rng, T, r):
@@ -62,8 +61,6 @@ def rope_angles(rng, T, r):
 
 
 # AT-16 Paged cache scatter ---------------------------------------------------------------------------
-
-
 def cache_scatter(cache, slots, rows):
     """AT-16 with vLLM's reshape_and_cache semantics: token i's row lands in row ``slots[i]`` of the
     [blocks*block_size, width] cache (slot = block*block_size + offset); a slot of -1 skips the
@@ -86,8 +83,6 @@ def cache_slots(rng, T, capacity):
 
 
 # AT-03 RMSNorm -------------------------------------------------------------------------------------
-
-
 def rmsnorm(x, gamma=None, *, eps, mode="rsqrt", beta=None):
     """AT-03 in FP32 in the card's order: sum(x*x) over the last axis, * (1/D), + eps; variant A
     takes rsqrt (one rounding of 1/sqrt), variant B sqrt then 1/std (two roundings); then
@@ -180,8 +175,6 @@ def quant_weight_int8(w, channel_axis):
 
 
 # OCP MX (MXFP8, E4M3 elements, E8M0 block scales) ---------------------------------------------------
-
-
 MX_BLOCK = 32
 _E4M3_EMAX = 8
 _LIFT = np.float32(2.0**-119)  # an all-zero block gets X = 2^-127, the smallest E8M0 value
@@ -209,8 +202,6 @@ def mx_dequantize(q, scale):
 
 
 # AT-09 linear projection -----------------------------------------------------------------------------
-
-
 def matmul_acc(a, w, layout):
     """Exact products accumulated (float64), rounded once to FP32 — the Cube's FP32 accumulator.
     ``layout`` nk: w is [N, K]; kn: w is [K, N]."""
@@ -227,7 +218,19 @@ def matmul_int8(a_q, w_q, layout):
     return (a64 @ (w64.T if layout == "nk" else w64)).astype(np.int64).astype(np.int32)
 
 
-def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_scale=None, bias=None, codes=None, ties=None, site=None):
+def linear(
+    x,
+    weight,
+    *,
+    layout,
+    quant_mode="none",
+    out_dtype="BF16",
+    weight_scale=None,
+    bias=None,
+    codes=None,
+    ties=None,
+    site=None,
+):
     """AT-09: returns (y, x_q, x_scale); x_q/x_scale only for int8_w8a8.
 
     none: matmul of the BF16 activation, rounded once to out_dtype (FP32 first when a bias follows);
@@ -258,22 +261,19 @@ def linear(x, weight, *, layout, quant_mode="none", out_dtype="BF16", weight_sca
 
 
 # AT-10 / AT-11 fused RMSNorm + linear ------------------------------------------------------------------
-
-
 def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None, ties=None):
     """AT-10 (h = BF16 norm output) or AT-11 (h = INT8 per-token quantised norm output).
     Returns a dict with y, h, h_scale (AT-11) and rstd. ``ties``: see quant_int8."""
     normed, rstd = rmsnorm(x, gamma if p["has_gamma"] else None, eps=p["eps"], mode=p["rsqrt_mode"])
     out = {"rstd": rstd}
     bias = bias if p["has_bias"] else None
+    kw = {"layout": p["weight_layout"], "out_dtype": p["out_dtype"], "weight_scale": weight_scale, "bias": bias}
     if p["atom"] == "AT-11":
-        y, h, h_scale = linear(normed, weight, layout=p["weight_layout"], quant_mode="int8_w8a8",
-                               out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias, ties=ties)
+        y, h, h_scale = linear(normed, weight, quant_mode="int8_w8a8", ties=ties, **kw)
         out.update(y=y, h=h, h_scale=h_scale)
     else:
         h = store(normed, "BF16")
-        y, _, _ = linear(h, weight, layout=p["weight_layout"], quant_mode=p["quant_mode"],
-                         out_dtype=p["out_dtype"], weight_scale=weight_scale, bias=bias, ties=ties)
+        y, _, _ = linear(h, weight, quant_mode=p["quant_mode"], ties=ties, **kw)
         out.update(y=y, h=h)
     return out
 
@@ -321,14 +321,12 @@ def make_weight(rng, n, k, *, layout, quant_mode="none", quiet_rows=()):
 
 
 # AT-17 Block-table gather, AT-12/AT-01/AT-13 attention -----------------------------------------------
-
-
 def block_gather(cache, table_row, n_keys, block_size, head, head_dim):
     """AT-17: the first ``n_keys`` keys (or values) of a sequence, head ``head``: token p lives in
     cache row table_row[p // block_size] * block_size + p % block_size (vLLM's paged layout)."""
     p = np.arange(int(n_keys))
     rows = np.asarray(table_row, np.int64)[p // block_size] * block_size + p % block_size
-    return np.asarray(cache)[rows, head * head_dim:(head + 1) * head_dim]
+    return np.asarray(cache)[rows, head * head_dim : (head + 1) * head_dim]
 
 
 def attention(q, k, v, scale):
@@ -362,7 +360,7 @@ def paged_sequences(rng, T, nb, bs, mb, padded=False):
         room = max(width - s1, 0)
         hist = int(rng.integers(0, room + 1)) if i < len(seqs) - 1 else room - int(rng.integers(0, min(bs, room) + 1))
         need = -(-(hist + s1) // bs)
-        row = blocks[used:used + need]
+        row = blocks[used : used + need]
         used += need
         where = row[np.arange(hist + s1) // bs] * bs + np.arange(hist + s1) % bs
         owned[where] = True
@@ -395,5 +393,5 @@ def paged_attention(q, k_cache, v_cache, table, lens, nkv, head_dim, block_size,
         for h in range(nkv):
             k = block_gather(k_cache, table[t], int(lens[t]), block_size, h, head_dim)
             v = block_gather(v_cache, table[t], int(lens[t]), block_size, h, head_dim)
-            out[t, h * group:(h + 1) * group] = attention(q[t, h * group:(h + 1) * group], k, v, scale)
+            out[t, h * group : (h + 1) * group] = attention(q[t, h * group : (h + 1) * group], k, v, scale)
     return out
