@@ -102,7 +102,8 @@ def _bf16(name: str, t: Any, *, exact: bool = False) -> np.ndarray:
 
 def inputs_from_hf(module: Any, skeleton: str, *, allow_rounding: bool = False) -> dict[str, np.ndarray]:
     """The kernel's weight inputs from a transformers module: SK-05 from a Qwen3 decoder layer
-    (input_layernorm + self_attn), SK-04 from a DeepSeek-V3/V4 attention module (or its layer).
+    (input_layernorm + self_attn), SK-04 from a DeepSeek-V3/V4 attention module (or its layer),
+    SK-06 from a Qwen3MLP (or its layer).
     Activations, tables and caches are the caller's (``rope_tables``, ``paged_from_vllm``)."""
     attn = getattr(module, "self_attn", module)
     exact = not allow_rounding
@@ -131,7 +132,20 @@ def inputs_from_hf(module: Any, skeleton: str, *, allow_rounding: bool = False) 
             "wkv": _bf16("kv projection weight", kv.weight).T.copy(),
             "gamma_ckv": _bf16("kv norm weight", kv_norm.weight, exact=exact),
         }
-    raise ValueError(f"inputs_from_hf maps SK-04 and SK-05, not {skeleton!r}")
+    if skeleton == "SK-06":
+        mlp = getattr(module, "mlp", module)
+        if not hasattr(mlp, "gate_proj"):
+            raise ValueError("SK-06 takes a Qwen3MLP (or the decoder layer that holds it as .mlp)")
+        # nn.Linear keeps [out, in]: the kernel's default weight_layout nk
+        out = {name: _bf16(f"{proj}.weight", getattr(mlp, proj).weight)
+               for name, proj in (("w_gate", "gate_proj"), ("w_up", "up_proj"), ("w_down", "down_proj"))}
+        for name, proj in (("b_gate", "gate_proj"), ("b_up", "up_proj")):
+            if getattr(getattr(mlp, proj), "bias", None) is not None:
+                out[name] = _bf16(f"{proj}.bias", getattr(mlp, proj).bias)
+        if getattr(mlp.down_proj, "bias", None) is not None:
+            raise ValueError("down_proj has a bias: SK-06's down projection takes none")
+        return out
+    raise ValueError(f"inputs_from_hf maps SK-04, SK-05 and SK-06, not {skeleton!r}")
 
 
 @dataclass(frozen=True)

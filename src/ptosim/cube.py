@@ -213,7 +213,7 @@ def matmul(
     machine.emit(
         op,
         "C",
-        [a.ref(), b.ref()],
+        [a.ref(), b.ref()] + ([] if bias is None else [bias.ref()]),  # the bias's producer precedes the task
         out.ref(),
         cube_tile=dict(cube),
         flops=2 * batch * m * n * k,

@@ -26,6 +26,7 @@ def test_each_family_fills_its_skeletons() -> None:
     v4 = model_settings(MODELS / "deepseek-v4-tiny.json", "SK-04")
     assert v4.dims["R"] == 32 and v4.params["kv_layout"] == "v4" and v4.stage_params["q_head_norm"] == {"eps": 1e-6}
     assert model_settings(MODELS / "qwen3-tiny.json", "SK-03").dims == {"K": 256, "N": (4 + 2 * 2) * 64}
+    assert model_settings(MODELS / "qwen3-tiny.json", "SK-06").dims == {"H": 256, "I": 512}
 
 
 def test_v3_yarn_softmax_scale_is_stated() -> None:
@@ -59,6 +60,8 @@ def _config(tmp_path: Path, base: str, **changes: object) -> Path:
     ("deepseek-v3-tiny.json", "SK-04", {"attention_bias": True}, "attention_bias"),
     ("deepseek-v3-tiny.json", "SK-04", {"rope_interleave": False}, "rope_interleave"),
     ("deepseek-v4-tiny.json", "SK-04", {"num_key_value_heads": 2}, "num_key_value_heads"),
+    ("qwen3-tiny.json", "SK-06", {"hidden_act": "gelu"}, "hidden_act"),
+    ("qwen3-tiny.json", "SK-06", {"intermediate_size": None}, "intermediate_size"),
 ])
 def test_what_no_kernel_computes_is_refused_naming_the_field(cli, tmp_path, base, skeleton, changes, field) -> None:
     path = _config(tmp_path, base, **changes)

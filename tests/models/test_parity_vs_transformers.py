@@ -365,3 +365,34 @@ def test_sk01_matches_torch_sdpa(cli: Any, tmp_path: Path, capsys: Any) -> None:
     compare("out", paged.from_kernel(out["out"]), torch.stack(hf), np.array(ref), report)
     with capsys.disabled():
         print("\nSK-01 --model qwen3-tiny.json vs torch SDPA (GQA): " + "; ".join(report))
+
+
+# --- Qwen3: SK-06 vs Qwen3MLP -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("config", ["qwen3-tiny.json"])
+def test_sk06_matches_qwen3_mlp(cli: Any, tmp_path: Path, config: str, capsys: Any) -> None:
+    """The FFN: the module runs in BF16 (five roundings: gate, up, silu, product, down); the
+    kernel keeps gate, up and the SwiGLU in FP32 and rounds the activation once. The float64
+    reference is the module's math on the same BF16 input and weights."""
+    from transformers import Qwen3Config
+    from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP
+
+    kernel, d = _instance(cli, tmp_path, config, "SK-06")
+    cfg = Qwen3Config.from_json_file(MODELS / config)
+    mlp = Qwen3MLP(cfg).eval()
+    randomize(mlp, 3)
+    mlp = mlp.to(BF16)
+    w = inputs_from_hf(mlp, "SK-06")
+    report: list[str] = []
+    for T in (1, 7, 37):  # a decode token, a remainder path, several paths of the unroll list
+        x = (np.random.default_rng(T).standard_normal((T, d["H"]))).astype(np.float32).astype(w["w_gate"].dtype)
+        out = kernel.run({"x": x, **w})
+        with torch.no_grad():
+            hf = mlp(torch.from_numpy(x.astype(np.float32)).to(BF16))
+        x64 = f64(x)
+        g, u = x64 @ f64(w["w_gate"]).T, x64 @ f64(w["w_up"]).T
+        ref = (g / (1 + np.exp(-g)) * u) @ f64(w["w_down"]).T
+        compare(f"T={T} y", out["y"], hf, ref, report)
+    with capsys.disabled():
+        print("\n  " + "\n  ".join(report))

@@ -22,6 +22,7 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-04": "rope",
     "AT-05": "quant_int8",
     "AT-06": "dequant",
+    "AT-07": "swiglu",
     "AT-09": "linear",
     "AT-10": "norm_linear",
     "AT-11": "norm_linear",

@@ -151,10 +151,29 @@ class OpTyper:
             if dtype_from_name(out_dtype) not in outs:
                 raise self.state.illegal(frame, path, f"matmul {at.dtype} x {bt.dtype} -> {out_dtype} is not a legal pairing (C-API-02)")
         shape = self._mm_shape(frame, path, at, bt, op.a_trans, op.b_trans, "matmul")
+        args, reads = [Var(a_name), Var(b_name)], [at, bt]
+        if op.bias is not None:
+            bias_name, bias_t = self.state.var(frame, op.bias, path + ("bias",))
+            self._check_bias(frame, path + ("bias",), at, bt, bias_t, shape[-1])
+            args.append(Var(bias_name))
+            reads.append(bias_t)
         out_t = TType(out_dtype, shape)
         name = self.state.define(frame, op.out, out_t, path)
         attrs = {"out_dtype": out_dtype, "a_trans": op.a_trans, "b_trans": op.b_trans}
-        return self.state.cop(frame, "matmul", name, [Var(a_name), Var(b_name)], attrs, out_t, [at, bt], path)
+        return self.state.cop(frame, "matmul", name, args, attrs, out_t, reads, path)
+
+    def _check_bias(self, frame: Frame, path: Path, at: TType, bt: TType, bias: TType, n: Expr) -> None:
+        """PyPTO 0.2.0's bias rules: [1, N] and a dtype the profile lists for the operand pair."""
+        dims = self.state.dim_values
+        if bias.rank != 2 or dims_equal(bias.shape[0], Num(1), dims) is False or dims_equal(bias.shape[1], n, dims) is False:
+            raise self.state.fail(frame, path, "shape-mismatch", f"a matmul bias must be [1, {render_expr(n)}]; got "
+                                  f"[{', '.join(render_expr(d) for d in bias.shape)}] (reshape it once, outside the loop)")
+        if self.state.profile is not None:
+            allowed = self.state.profile.matmul_bias_dtypes(dtype_from_name(at.dtype), dtype_from_name(bt.dtype))
+            if dtype_from_name(bias.dtype) not in allowed:
+                legal = "/".join(sorted(d.short for d in allowed)) or "no"
+                raise self.state.illegal(frame, path, f"a {at.dtype} x {bt.dtype} matmul takes a {legal} bias on "
+                                         f"{self.state.profile.name}, not {bias.dtype} (cast it once, outside the loop)")
 
     def op_scaled_mm(self, frame: Frame, op: m.ScaledMmOp, path: Path) -> COp:
         if self.state.profile is not None and not self.state.profile.has_feature("scaled_mm"):

@@ -128,6 +128,17 @@ def _qwen3_sk01(cfg: HFConfig) -> ModelSettings:
     )
 
 
+def _qwen3_sk06(cfg: HFConfig) -> ModelSettings:
+    act = cfg.str("hidden_act", "silu")
+    if act not in ("silu", "swish"):
+        raise cfg.problem("hidden_act", f"{quote(act)}: SK-06's activation is SwiGLU (silu(gate) * up); Qwen3MLP with another activation has no kernel")
+    return ModelSettings(
+        "qwen3", "SK-06", {"H": cfg.int("hidden_size"), "I": cfg.int("intermediate_size")},
+        sources={"H": "hidden_size", "I": "intermediate_size"},
+        notes=("Qwen3MLP: down_proj(silu(gate_proj(x)) * up_proj(x)), no biases, weights [out, in] (nk)",),
+    )
+
+
 # --- DeepSeek-V3 (MLA, V2/V3 kv layout) ----------------------------------------------------------
 
 
@@ -220,7 +231,7 @@ def _v4_sk04(cfg: HFConfig) -> ModelSettings:
 
 FAMILIES: tuple[Family, ...] = (
     Family("qwen3", ("qwen3",), "Qwen3 (dense): GQA, q/k RMSNorm, half-split RoPE", _qwen3_rope,
-           {"SK-05": _qwen3_sk05, "SK-03": _qwen3_sk03, "SK-01": _qwen3_sk01}),
+           {"SK-05": _qwen3_sk05, "SK-03": _qwen3_sk03, "SK-01": _qwen3_sk01, "SK-06": _qwen3_sk06}),
     Family("deepseek_v3", ("deepseek_v3",), "DeepSeek-V3 (MLA, V2/V3 kv layout, interleaved RoPE)", _v3_rope,
            {"SK-04": _v3_sk04, "SK-03": _v3_sk03}),
     Family("deepseek_v4", ("deepseek_v4",), "DeepSeek-V4 (MLA with per-head q norm, one shared kv head)", _v4_rope,

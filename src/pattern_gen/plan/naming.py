@@ -1,6 +1,6 @@
 """Instance names: derived from a resolved plan, decoded by ``explain``.
 
-Format (SPEC §3.5): ``<skeleton>-<atom>-<axis tokens…>`` with every axis of ``naming.yaml`` in
+Format: ``<skeleton>-<atom>-<axis tokens…>`` with every axis of ``naming.yaml`` in
 its order (defaults included), then suffix tokens for what differs from the defaults: ``eps``,
 dims (``K1024``) and fixed-stage settings (``kv_norm.nogamma``), and last the target when it is
 not the default (``…-pypto``). Example:

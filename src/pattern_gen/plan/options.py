@@ -1,6 +1,6 @@
 """Runtime, pass and operation options and cache policies of a plan, from the cards' advice.
 
-Levels (SPEC §3.4): ``must`` is always set, ``recommended`` is set unless ``--option`` gives
+Levels: ``must`` is always set, ``recommended`` is set unless ``--option`` gives
 another value (``--option key=`` with no value unsets it), ``conditional`` follows its predicate (parameters for options, plan facts such as
 ``reads_per_iteration`` for cache policies). The skeleton's advice wins over its atoms'. Values
 are validated with ptosim's option models, so a plan never carries an option PyPTO would refuse.

@@ -1,6 +1,6 @@
 """Request coercion: CLI/manifest strings -> typed, checked values, every problem at once.
 
-Which skeleton and atom (composition of ``--atoms``, SPEC §3.4), the slot's and fixed stages'
+Which skeleton and atom (composition of ``--atoms``), the slot's and fixed stages'
 parameters as their declared types, dims within their bounds, the unroll factor among the card's
 candidates, the platform and the instance name. ``coerce_request`` returns them as a
 ``Coerced``; nothing here expands a flow or fits a tile.

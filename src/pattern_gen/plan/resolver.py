@@ -1,6 +1,6 @@
 """The resolver: a request (skeleton + atoms + parameters + dims + platform) -> a KernelPlan.
 
-Composition rules (SPEC §3.4) and value checks are ``request``'s; the flow expansion is
+Composition rules and value checks are ``request``'s; the flow expansion is
 ``flow``'s; tile fitting is ``stage_fit``'s; options are ``options``'; the name is ``naming``'s.
 ``resolve`` runs them in that order and translates what the flow raises into problems: every
 problem is found before anything is written, and reported at once.

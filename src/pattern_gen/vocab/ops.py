@@ -121,6 +121,8 @@ class MatmulOp(_Op):
     out_dtype: DTypeValue
     a_trans: bool = False
     b_trans: bool = False
+    #: a [1, N] bias added in the accumulator (``extend_params={"bias_tensor": b}``), not a V add
+    bias: Name | None = None
     out: Name
 
 
@@ -327,7 +329,7 @@ _SYNTAX: dict[str, _Syntax] = {
     "unary": _Syntax(UnaryOp),
     "reduce": _Syntax(ReduceOp, ("dim", "keepdim"), (), "{out} = {op}({args}, dim={dim}{keepdim})"),
     "full": _Syntax(FullOp, ("shape", "dtype"), ("shape",), "{out} = full({shape}, {args}, {dtype})"),
-    "matmul": _Syntax(MatmulOp, ("out_dtype", "a_trans", "b_trans"), (), "{out} = matmul({args}, {out_dtype}{a_trans}{b_trans})"),
+    "matmul": _Syntax(MatmulOp, ("out_dtype", "a_trans", "b_trans"), (), "{out} = matmul({args}, {out_dtype}{a_trans}{b_trans})"),  # a bias is a third arg
     "scaled_mm": _Syntax(ScaledMmOp, ("out_dtype", "b_trans", "scale_b_trans"), (), "{out} = scaled_mm({args}, {out_dtype})"),
     "view": _Syntax(ViewOp, ("shape", "offsets", "valid_shape"), ("shape", "offsets", "valid_shape"), "{out} = view({args}, {shape} at {offsets})"),
     "assemble": _Syntax(AssembleOp, ("offsets",), ("offsets",), "assemble({arg0} -> {arg1} at {offsets})"),

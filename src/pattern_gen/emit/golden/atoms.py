@@ -395,3 +395,13 @@ def paged_attention(q, k_cache, v_cache, table, lens, nkv, head_dim, block_size,
             v = block_gather(v_cache, table[t], int(lens[t]), block_size, h, head_dim)
             out[t, h * group : (h + 1) * group] = attention(q[t, h * group : (h + 1) * group], k, v, scale)
     return out
+
+
+# AT-07 SwiGLU ----------------------------------------------------------------------------------------
+def swiglu(gate, up):
+    """AT-07: silu(gate) * up from the FP32 projections, evaluated in float64 and rounded once to
+    FP32 (silu(g) = g * sigmoid(g); the kernel's exp/divide/multiply chain is a few FP32 ulps away)."""
+    g = np.asarray(gate).astype(np.float64)
+    with np.errstate(over="ignore"):  # exp(-g) overflows below g = -709: sigmoid is 0 there
+        sig = 1.0 / (1.0 + np.exp(-g))
+    return (g * sig * np.asarray(up).astype(np.float64)).astype(np.float32)
