@@ -28,7 +28,8 @@ from ..plan.test_points import SEEDS, test_values, verify_T
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
-from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_call, wrapped_literal
+from .layout import INDENT, constant_hint, drop_repeated_tiles, lay_out, name_constants
+from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_literal
 from .targets import Target, get_target
 
 __all__ = ["render_instance", "kernel_function_name", "module_id"]
@@ -108,6 +109,9 @@ def _op_context(op: COp) -> dict[str, Any]:
         "args": [_scalar(a) for a in op.args],
         "note": _comment(op.note),
     }
+    # scalars that become named module constants (layout.name_constants): argument index -> name
+    hints = {i: constant_hint(a.param, ctx["args"][i]) for i, a in enumerate(op.args) if isinstance(a, ScalarArg)}
+    ctx["hints"] = {i: h for i, h in hints.items() if h}
     for key in spec.attrs:
         value = op.attrs[key]
         if key in _SINGLE_EXPRESSIONS:  # the one expression of a control or scalar op, not a list
@@ -122,30 +126,6 @@ def _op_context(op: COp) -> dict[str, Any]:
         if identity:
             ctx["note"] = "; ".join(filter(None, [f"already {ctx['to']}: no cast", ctx["note"]]))
     return ctx
-
-
-_INDENT = "    "
-
-
-def _indent(stages: list[dict[str, Any]], base: int, ops: Any) -> list[dict[str, Any]]:
-    """Give each stage header and op its indentation: ``loop``/``if`` open a block, ``else``
-    sits at the level of its ``if``, ``end`` closes one (and renders nothing). Each op is spelled
-    by its ``ops.j2`` macro, and its note goes after the code where the line stays short, else
-    above it, wrapped."""
-    depth = base
-    for stage in stages:
-        stage["pad"] = _INDENT * depth
-        for op in stage["ops"]:
-            if op["kind"] in ("else", "end"):
-                depth -= 1
-            op["pad"] = _INDENT * depth
-            if op["kind"] in ("loop", "if", "else"):
-                depth += 1
-            op["lines"] = wrapped_call(str(getattr(ops, op["macro"])(op)), op["pad"]) if op["kind"] != "end" else []
-            note, op["above"] = op["note"], []
-            if note and (len(op["pad"] + op["lines"][-1] + "  # " + note) > LINE or len("# " + note) > COMMENT):
-                op["note"], op["above"] = "", comment_lines(note)
-    return stages
 
 
 def _stage_context(stage: StagePlan, files: Mapping[str, str], where: str = "") -> dict[str, Any]:
@@ -210,9 +190,19 @@ def _table_checks(plan: KernelPlan) -> list[dict[str, Any]]:
     return [c for c in out if c["lens"] is not None]
 
 
+#: the module-level names of every target's kernel file
+_MODULE_NAMES = ("T", "UNROLL", "PLATFORM", "INPUTS", "OUTPUTS", "PYPTO_VERSION", "LAST_RUN")
+
+
 def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -> dict[str, Any]:
     loop = plan.loop
     token_input = next(t for t in plan.inputs if t.token_axis is not None)
+    prologue = [_stage_context(s, card_files, "prologue") for s in plan.prologue]
+    stages = [_stage_context(s, card_files) for s in plan.stages if not s.stage.after_loop]
+    after = [_stage_context(s, card_files) for s in plan.stages if s.stage.after_loop]
+    drop_repeated_tiles(prologue, stages, after)
+    taken = {*plan.dims, *(t.name for t in plan.inputs + plan.outputs), *_MODULE_NAMES}
+    constants = name_constants([prologue, stages, after], taken)
     k = {
         "name": plan.name,
         "skeleton": plan.skeleton,
@@ -225,15 +215,16 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -
         "dims": list(plan.dims.items()),
         "input_lines": wrapped_literal("INPUTS = ", {t.name: tuple(str(a) for a in t.shape) for t in plan.inputs}),
         "output_lines": wrapped_literal("OUTPUTS = ", [t.name for t in plan.outputs]),
-        "option_lines": wrapped_literal("runtime_options=", plan.runtime_options, ",", _INDENT)
-        + wrapped_literal("pass_options=", plan.pass_options, ",", _INDENT),
+        "option_lines": wrapped_literal("runtime_options=", plan.runtime_options, ",", INDENT)
+        + wrapped_literal("pass_options=", plan.pass_options, ",", INDENT),
         "operation_options": dict(plan.operation_options),
         "cache_policy": list(plan.cache_policy.items()),
         "function": kernel_function_name(plan),
         "signature": _signature(plan),
-        "prologue": _indent([_stage_context(s, card_files, "prologue") for s in plan.prologue], 1, ops),
-        "stages": _indent([_stage_context(s, card_files) for s in plan.stages if not s.stage.after_loop], 2, ops),
-        "after": _indent([_stage_context(s, card_files) for s in plan.stages if s.stage.after_loop], 1, ops),
+        "prologue": lay_out(prologue, 1, ops),
+        "stages": lay_out(stages, 2, ops),
+        "after": lay_out(after, 1, ops),
+        "constants": constants,
         "token": "T",
         "token_source": token_input.name,
         "token_axis": token_input.token_axis,

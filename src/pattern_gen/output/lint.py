@@ -26,6 +26,8 @@ extend-exclude = ["docs"]
 
 [lint]
 select = ["E", "F", "W", "I"]
+# the cards name the dims, and a model's intermediate size is I
+ignore = ["E741"]
 """
 
 #: seconds one ruff run may take (both runs read every rendered file at once)

@@ -1,0 +1,158 @@
+"""Decisions about the kernel's text that are not spellings: indentation and line layout, which tile
+calls a stage needs, and which scalars become named module constants.
+
+render.py builds the stage contexts (data); the functions here decide on them in place; the
+templates (``ops.j2``, ``kernel_body.j2``) spell and place the result.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .pytext import COMMENT, LINE, comment_lines, wrapped_call
+
+__all__ = ["INDENT", "lay_out", "drop_repeated_tiles", "name_constants"]
+
+INDENT = "    "
+
+
+def lay_out(stages: list[dict[str, Any]], base: int, ops: Any) -> list[dict[str, Any]]:
+    """Give each stage header and op its indentation: ``loop``/``if`` open a block, ``else``
+    sits at the level of its ``if``, ``end`` closes one (and renders nothing). Each op is spelled
+    by its ``ops.j2`` macro, and its note goes after the code where the line stays short, else
+    above it, wrapped."""
+    depth = base
+    for stage in stages:
+        stage["pad"] = INDENT * depth
+        for op in stage["ops"]:
+            if op["kind"] in ("else", "end"):
+                depth -= 1
+            op["pad"] = INDENT * depth
+            if op["kind"] in ("loop", "if", "else"):
+                depth += 1
+            op["lines"] = wrapped_call(str(getattr(ops, op["macro"])(op)), op["pad"]) if op["kind"] != "end" else []
+            note, op["above"] = op["note"], []
+            if note and (len(op["pad"] + op["lines"][-1] + "  # " + note) > LINE or len("# " + note) > COMMENT):
+                op["note"], op["above"] = "", comment_lines(note)
+    return stages
+
+
+# --- tile calls -------------------------------------------------------------------------------------
+
+_State = dict[str, Any]  # "vec"/"cube" -> the tile shape in force (None: not known here)
+
+
+def drop_repeated_tiles(*regions: list[dict[str, Any]], loop_region: int = 1) -> None:
+    """Drop a stage's tile call where the shape in force already is its shape. ``regions`` are
+    the stage lists in kernel order; ``regions[loop_region]`` is the token loop's body.
+
+    The shape in force is followed per kind (vector, cube) through the blocks the ops open, and
+    known at a point only when it is the same on every way there, both as the kernel runs and in
+    source order: a loop body is entered with the shape before the loop or the one the body left
+    (so a body that ends on another shape needs its call at the top again), an ``else`` with the
+    shape before the ``if`` or the one its ``if`` branch left, and after a branch or a loop only a
+    shape every way agrees on is known."""
+    tree: list[Any] = []
+    for i, stages in enumerate(regions):
+        nodes = _tree(stages)
+        tree += [("loop", nodes)] if i == loop_region else nodes
+    _walk(tree, {"vec": None, "cube": None}, mark=True)
+    for stages in regions:
+        for stage in stages:
+            if stage.pop("tile_repeated", False):
+                stage["tile"] = None
+
+
+def _tree(stages: list[dict[str, Any]]) -> list[Any]:
+    """The tile calls of ``stages`` nested in the loops and branches their ops open."""
+    root: list[Any] = []
+    stack = [root]
+    for stage in stages:
+        if stage["tile"]:
+            stack[-1].append(("set", stage))
+        for op in stage["ops"]:
+            if op["kind"] == "loop":
+                stack[-1].append(("loop", []))
+                stack.append(stack[-1][-1][1])
+            elif op["kind"] == "if":
+                stack[-1].append(("if", [], []))
+                stack.append(stack[-1][-1][1])
+            elif op["kind"] == "else" and len(stack) > 1:
+                stack.pop()
+                stack.append(stack[-1][-1][2])
+            elif op["kind"] == "end" and len(stack) > 1:
+                stack.pop()
+    return root
+
+
+def _key(tile: dict[str, Any]) -> tuple[Any, ...]:
+    if tile["kind"] == "vec":
+        return ("vec", tuple(tile["shape"]))
+    return ("cube", tuple(tile["m"]), tuple(tile["k"]), tuple(tile["n"]), tile["split_k"])
+
+
+def _meet(a: _State, b: _State) -> _State:
+    return {kind: a[kind] if a[kind] == b[kind] else None for kind in a}
+
+
+def _walk(nodes: list[Any], state: _State, mark: bool) -> _State:
+    state = dict(state)
+    for node in nodes:
+        if node[0] == "set":
+            stage = node[1]
+            kind, key = stage["tile"]["kind"], _key(stage["tile"])
+            if mark:
+                stage["tile_repeated"] = state[kind] == key
+            state[kind] = key
+        elif node[0] == "loop":
+            entry = state
+            while True:  # the shapes the body may start with: before the loop, or as the body left them
+                nxt = _meet(entry, _walk(node[1], entry, False))
+                if nxt == entry:
+                    break
+                entry = nxt
+            _walk(node[1], entry, mark)
+            state = entry
+        else:
+            then_end = _walk(node[1], state, mark)
+            else_end = _walk(node[2], _meet(state, then_end), mark)
+            state = _meet(then_end, else_end)
+    return state
+
+
+# --- named constants --------------------------------------------------------------------------------
+
+_RECIPROCAL = re.compile(r"1\.0 / ([A-Za-z_]\w*)")
+
+
+def constant_hint(param: str | None, text: str) -> str | None:
+    """The name a scalar argument earns: a card parameter's (``eps`` -> ``EPS``), ``INV_D`` for
+    ``1.0 / D``; None for any other number or expression (it stays where it is)."""
+    if param:
+        return re.sub(r"\W", "_", param).upper()
+    m = _RECIPROCAL.fullmatch(text)
+    return f"INV_{m.group(1)}" if m else None
+
+
+def name_constants(stage_lists: list[list[dict[str, Any]]], taken: set[str]) -> list[tuple[str, str]]:
+    """Name every hinted scalar argument once, as a module constant: ``(name, value)`` in order of
+    first use, the ops' arguments replaced by the names. A name another value already holds gets
+    its stage's prefix (``Q_HEAD_NORM_EPS``); ``taken`` are the kernel's other names."""
+    names: dict[tuple[str, str], str] = {}
+    used = set(taken)
+    for stages in stage_lists:
+        for stage in stages:
+            prefix = re.sub(r"\W", "_", stage["label"].split(".")[0]).upper()
+            for op in stage["ops"]:
+                for i, hint in op.pop("hints", {}).items():
+                    value = op["args"][i]
+                    if (hint, value) not in names:
+                        name, n = hint, 1
+                        while name in used:
+                            n += 1
+                            name = f"{prefix}_{hint}" if n == 2 else f"{prefix}_{hint}_{n - 1}"
+                        names[(hint, value)] = name
+                        used.add(name)
+                    op["args"][i] = names[(hint, value)]
+    return [(name, value) for (_, value), name in names.items()]
