@@ -19,6 +19,7 @@ def test_composition_imports_alone(path, monkeypatch) -> None:
     spec.loader.exec_module(module)
     assert callable(module.make_inputs) and callable(module.golden)
     sys.modules.pop("atoms", None)
+    sys.modules.pop("attention", None)
 
 
 def test_every_shipped_atom_names_its_reference() -> None:

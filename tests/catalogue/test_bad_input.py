@@ -169,6 +169,17 @@ def test_rename_of_description(cli, catalogue_copy):
     assert "'description' was renamed 'summary'" in text
 
 
+def test_clamp_keys_read_as_what_they_do(cli, catalogue_copy):
+    """``min: BS`` rendered PyPTO's ``.min(BS)`` — an upper bound — and read backwards: the keys
+    are ``at_most`` / ``at_least``, and the old spelling names the new one."""
+    cat = catalogue_copy
+    sk01 = "skeletons/SK-01-online-flash-attention.yaml"
+    cat.edit(sk01, "at_most: BS", "min: BS")
+    text = only(validate(cli, cat), "card-schema")
+    assert_at(text, cat, sk01, cat.line(sk01, "min: BS"))
+    assert "'min' was renamed 'at_most'" in text
+
+
 # --- YAML errors -------------------------------------------------------------------------------------
 
 

@@ -11,8 +11,13 @@ from pathlib import Path
 
 from pattern_gen.catalogue.catalogue import load_catalogue
 from pattern_gen.checks import check_catalogue
+from pattern_gen.vocab.resources import package_patterns_dir
 
 AT10 = "atoms/AT-10-norm-linear.yaml"
+_SHIPPED = package_patterns_dir()
+N_ATOMS = len(list(_SHIPPED.glob("atoms/AT-*.yaml")))
+N_SKELETONS = len(list(_SHIPPED.glob("skeletons/SK-*.yaml")))
+N_CARDS = N_ATOMS + N_SKELETONS
 
 
 def _copy(shipped: Path, rel: str, dest: Path, replace: tuple[str, str] | None = None) -> Path:
@@ -39,7 +44,7 @@ def test_explicit_file_replaces_the_card_with_the_same_id(shipped, tmp_path):
     cat = load_catalogue(files=[card])
     assert cat.file_of("AT-10") == str(card)
     assert cat.cards["AT-10"].title == "My AT-10"
-    assert len(cat.cards) == 16
+    assert len(cat.cards) == N_CARDS
     assert check_catalogue(cat) == []
 
 
@@ -82,7 +87,7 @@ def test_new_card_file_validated_in_context(cli, shipped, tmp_path):
     card = _copy(shipped, "atoms/AT-05-int8-quant.yaml", tmp_path / "AT-21-my-quant.yaml", ("id: AT-05", "id: AT-21"))
     run = cli("validate", str(card))
     assert run.exit_code == 0, run.stderr
-    assert "13 atoms" in run.stdout
+    assert f"{N_ATOMS + 1} atoms" in run.stdout
 
 
 def test_card_file_with_a_name_that_does_not_match_its_id(cli, shipped, tmp_path):
@@ -112,13 +117,13 @@ def test_user_folder_card_is_listed_and_shown(cli, shipped, tmp_path):
     run = cli("--catalogue", str(user), "list", "--json")
     assert run.exit_code == 0, run.stderr
     ids = [r["id"] for r in json.loads(run.stdout)]
-    assert "AT-20" in ids and len(ids) == 17
+    assert "AT-20" in ids and len(ids) == N_CARDS + 1
     run = cli("--catalogue", str(user), "show", "AT-20", "--json")
     assert run.exit_code == 0, run.stderr
     assert json.loads(run.stdout)["file"] == str(user / "AT-20-my-quant.yaml")
     run = cli("--catalogue", str(user), "validate")
     assert run.exit_code == 0, run.stderr
-    assert "13 atoms" in run.stdout
+    assert f"{N_ATOMS + 1} atoms" in run.stdout
 
 
 def test_validate_of_a_user_folder_checks_it_on_top_of_the_shipped_catalogue(cli, shipped, tmp_path):
@@ -128,7 +133,7 @@ def test_validate_of_a_user_folder_checks_it_on_top_of_the_shipped_catalogue(cli
     _user_card(shipped, user)
     run = cli("validate", str(user))
     assert run.exit_code == 0, run.stderr
-    assert "13 atoms, 4 skeletons" in run.stdout
+    assert f"{N_ATOMS + 1} atoms, {N_SKELETONS} skeletons" in run.stdout
     _copy(shipped, "atoms/AT-05-int8-quant.yaml", user / "AT-21-broken.yaml", ("id: AT-05", "id: AT-21\nbogus_key: 1"))
     run = cli("validate", str(user))
     assert run.exit_code == 2 and "AT-21-broken.yaml" in run.stderr and "bogus_key" in run.stderr, run.stderr
@@ -221,7 +226,7 @@ def test_same_user_folder_given_twice_is_read_once(cli, shipped, tmp_path):
     for run in runs:
         assert run.exit_code == 0, run.stderr
     ids = [r["id"] for r in json.loads(runs[0].stdout)]
-    assert ids.count("AT-20") == 1 and len(ids) == 17
+    assert ids.count("AT-20") == 1 and len(ids) == N_CARDS + 1
 
 
 # --- card text is shown as written ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ from ..plan.kernel_plan import Request
 from ..plan.manifest import split_params
 from ..plan.model_request import apply_model
 from ..plan.options import parse_option_arg
-from ..plan.request import parse_tile
+from ..plan.coerce import parse_tile
 from ..vocab.targets import DEFAULT_TARGET
 from .common import err, literal, pairs
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-__all__ = ["ATOM_REFERENCES", "reference_signature", "stub"]
+__all__ = ["ATOM_REFERENCES", "REFERENCE_FILES", "reference_signature", "stub"]
 
-_ATOMS = Path(__file__).resolve().parent / "golden" / "atoms.py"
+_GOLDEN = Path(__file__).resolve().parent / "golden"
+#: the shipped per-atom reference files, inlined into every instance's golden in this order
+REFERENCE_FILES = ("atoms.py", "attention.py")
 
 #: shipped atom -> the function of ``golden/atoms.py`` the compositions call for it
 ATOM_REFERENCES: dict[str, str] = {
@@ -35,11 +37,13 @@ ATOM_REFERENCES: dict[str, str] = {
 
 
 def reference_signature(function: str) -> str:
-    """``def name(args):`` of a reference function, as written in ``golden/atoms.py``."""
-    tree = ast.parse(_ATOMS.read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == function:
-            return f"def {function}({ast.unparse(node.args)}):"
+    """``def name(args):`` of a reference function, as written in ``golden/atoms.py`` or
+    ``golden/attention.py``."""
+    for name in REFERENCE_FILES:
+        tree = ast.parse((_GOLDEN / name).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == function:
+                return f"def {function}({ast.unparse(node.args)}):"
     raise KeyError(function)
 
 

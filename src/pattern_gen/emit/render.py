@@ -30,6 +30,7 @@ from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
 from .layout import INDENT, constant_hint, drop_repeated_tiles, lay_out, name_constants
 from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_literal
+from .references import REFERENCE_FILES
 from .targets import Target, get_target
 
 __all__ = ["render_instance", "kernel_function_name", "module_id"]
@@ -282,7 +283,7 @@ def _golden_source(
                 f"{places[0] / (plan.skeleton + '.py')} (see {base / 'SK-03.py'}; goldens never re-read the card flow)",
             )
         )
-    atoms = [_strip_header((base / "atoms.py").read_text(encoding="utf-8"))]
+    atoms = [_strip_header((base / name).read_text(encoding="utf-8")) for name in REFERENCE_FILES]
     for atom, dirs in (user_atoms or {}).items():
         found = next((d / f"{atom}.py" for d in dirs if (d / f"{atom}.py").is_file()), None)
         if found is None:

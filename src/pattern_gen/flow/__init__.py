@@ -21,7 +21,7 @@ from .frame import tensor_decl
 from .types import (
     CUBE_OPS,
     RESERVED,
-    SCALAR_OPS,
+    UNIT_FREE_OPS,
     Arg,
     CardSource,
     COp,
@@ -52,6 +52,6 @@ __all__ = [
     "skeleton_env",
     "tensor_decl",
     "RESERVED",
-    "SCALAR_OPS",
+    "UNIT_FREE_OPS",
     "CUBE_OPS",
 ]

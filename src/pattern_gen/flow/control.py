@@ -72,8 +72,8 @@ class ControlOps:
 
     def op_scalar(self, frame: Frame, op: m.ScalarOp, path: Path) -> COp:
         value = self._expr(frame, op.value, path + ("value",))
-        low = self._expr(frame, op.max, path + ("max",)) if op.max is not None else None
-        high = self._expr(frame, op.min, path + ("min",)) if op.min is not None else None
+        low = self._expr(frame, op.at_least, path + ("at_least",)) if op.at_least is not None else None
+        high = self._expr(frame, op.at_most, path + ("at_most",)) if op.at_most is not None else None
         if (low is not None or high is not None) and not names(value):
             raise self.state.fail(frame, path + ("value",), "bad-expression", f"clamping the constant {render_expr(value)}: .min/.max apply to symbolic scalars")
         name = self.scalar_name(frame, op.out, path + ("out",))
@@ -86,7 +86,7 @@ class ControlOps:
         index = self.state.shape(frame, op.index, path + ("index",))
         if len(index) != src.rank:
             raise self.state.fail(frame, path + ("index",), "rank-mismatch", f"read of rank-{src.rank} {op.in_!r} needs {src.rank} indices, got {len(index)}")
-        low = self._expr(frame, op.max, path + ("max",)) if op.max is not None else None
+        low = self._expr(frame, op.at_least, path + ("at_least",)) if op.at_least is not None else None
         name = self.scalar_name(frame, op.out, path + ("out",))
         return self.state.cop(frame, "read", name, [Var(src_name)], {"index": list(index), "max": [low] if low is not None else None}, None, [src], path)
 

@@ -18,7 +18,7 @@ from ..cards import model as m
 from ..vocab.errors import did_you_mean
 from ..vocab.expr import Expr, Name, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
-from ..vocab.ops import SCALAR_OPS, op_spec
+from ..vocab.ops import UNIT_FREE_OPS, op_spec
 from ..vocab.predicates import TRUE
 from .control import ControlOps
 from .frame import Frame, dims_equal, tensor_decl
@@ -230,7 +230,7 @@ class Expander:
             stage = target[-1]
             if stage.after_loop != self.after_loop:
                 raise self.state.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage after the token loop: the stage before it is inside the loop")
-            if s.unit != stage.unit and any(op.op not in SCALAR_OPS for op in s.ops):
+            if s.unit != stage.unit and any(op.op not in UNIT_FREE_OPS for op in s.ops):
                 raise self.state.fail(frame, path + ("unit",), "flow-mismatch", f"merging a {s.unit} stage into the {stage.unit} stage {stage.label!r}")
             for j, op in enumerate(s.ops):
                 self.op(frame, op, stage.unit, path + ("ops", j), stage)

@@ -10,12 +10,12 @@ from ..cards.model import ParamSpec
 from ..vocab.errors import FlowError  # raised here; lives in vocab, the catalogue raises it too
 from ..vocab.expr import Expr
 from ..vocab.expr import render as render_expr
-from ..vocab.ops import CUBE_OPS, SCALAR_OPS
+from ..vocab.ops import CUBE_OPS, UNIT_FREE_OPS
 from ..vocab.targets import RESERVED
 
 __all__ = [
     "CardSource",
-    "SCALAR_OPS",
+    "UNIT_FREE_OPS",
     "CUBE_OPS",
     "RESERVED",
     "FlowError",
@@ -139,7 +139,7 @@ class CStage:
     @property
     def compute(self) -> bool:
         """Whether the stage does V or C work (stages of views/assembles only do not count)."""
-        return any(op.op not in SCALAR_OPS for op in self.ops)
+        return any(op.op not in UNIT_FREE_OPS for op in self.ops)
 
 
 @dataclass

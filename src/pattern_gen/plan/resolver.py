@@ -1,6 +1,6 @@
 """The resolver: a request (skeleton + atoms + parameters + dims + platform) -> a KernelPlan.
 
-Composition rules and value checks are ``request``'s; the flow expansion is
+Composition rules and value checks are ``coerce``'s; the flow expansion is
 ``flow``'s; tile fitting is ``stage_fit``'s; options are ``options``'; the name is ``naming``'s.
 ``resolve`` runs them in that order and translates what the flow raises into problems: every
 problem is found before anything is written, and reported at once.
@@ -28,7 +28,7 @@ from ..vocab.expr import ExprError, names, parse
 from ..vocab.targets import target_spec
 from .kernel_plan import KernelPlan, Request
 from .options import plan_options
-from .request import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
+from .coerce import DEFAULT_PLATFORM, NAME_RE, Coerced, coerce_param, coerce_request
 from .stage_fit import fit_stage, tensor_plans
 from .tiling import vec_uses
 from .test_points import largest_test_T, test_values, verify_T

@@ -36,7 +36,7 @@ __all__ = [
     "OpSpec",
     "OPS",
     "op_spec",
-    "SCALAR_OPS",
+    "UNIT_FREE_OPS",
     "CUBE_OPS",
     "CastOp",
     "BinaryOp",
@@ -213,23 +213,25 @@ class EndOp(_Op):
 
 
 class ScalarOp(_Op):
-    """A symbolic scalar: ``out = <value>``, optionally clamped (``(v).min(min)``, ``.max(max)``)."""
+    """A symbolic scalar: ``out = <value>``, optionally clamped: ``at_most: b`` renders PyPTO's
+    ``(v).min(b)``, ``at_least: a`` its ``.max(a)``."""
 
     op: Literal["scalar"]
     value: ExprValue
-    min: ExprValue | None = None
-    max: ExprValue | None = None
+    at_most: ExprValue | None = None
+    at_least: ExprValue | None = None
     out: Name
 
 
 class ReadOp(_Op):
     """One element of an INT32 tensor as a symbolic scalar (PyPTO's GetTensorData): a block-table
-    entry, a sequence length. ``max`` clamps it from below (a -1 padding entry reads as 0)."""
+    entry, a sequence length. ``at_least`` clamps it from below (``at_least: 0``: a -1 padding entry
+    reads as 0; PyPTO's ``.max(0)``)."""
 
     op: Literal["read"]
     in_: Name = Field(alias="in")
     index: Shape
-    max: ExprValue | None = None
+    at_least: ExprValue | None = None
     out: Name
 
 
@@ -377,7 +379,7 @@ OP_MODELS: dict[str, type[BaseModel]] = {name: spec.model for name, spec in OPS.
 #: op -> family, for the ops whose family is not their own name
 OP_FAMILY: dict[str, str] = {name: spec.family for name, spec in OPS.items() if spec.family != name}
 #: ops that only move or name data: allowed on either unit, and no V/C work of their own
-SCALAR_OPS: tuple[str, ...] = tuple(n for n, s in OPS.items() if s.unit == "any")
+UNIT_FREE_OPS: tuple[str, ...] = tuple(n for n, s in OPS.items() if s.unit == "any")
 #: ops that run on the Cube unit
 CUBE_OPS: tuple[str, ...] = tuple(n for n, s in OPS.items() if s.unit == "C")
 

@@ -11,6 +11,7 @@ from typing import Mapping  # noqa: F401
 import ml_dtypes  # noqa: F401
 import numpy as np  # noqa: F401
 from atoms import *  # noqa: F401,F403  (the per-atom references; the golden module inlines them)
+from attention import *  # noqa: F401,F403  (the attention references, inlined after atoms.py)
 
 # The golden module sets these per instance; defaults here keep the file importable on its own.
 PARAMS: dict = {}
