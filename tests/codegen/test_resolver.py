@@ -13,6 +13,7 @@ import pytest
 
 from pattern_gen.output.instances import run_instance
 from pattern_gen.vocab.errors import PatternGenError
+from pattern_gen.vocab.expr import render as render_expr
 
 
 def _stage(plan, label):
@@ -217,6 +218,23 @@ def test_sk04_mxfp8_refused_with_kn_layout(problems, resolve_req, small):
     assert "AT-09" in found[0][1] and "weight_layout=nk" in found[0][1], found[0][1]
     plan = resolve_req("SK-04", "AT-10", params={"quant_mode": "mxfp8", "weight_layout": "nk"}, dims=small["SK-04"], platform="ascend950")
     assert plan.params["weight_layout"] == "nk"
+
+
+def test_k_split_is_two_half_matmuls_summed_in_fp32(problems, resolve_req, small):
+    """AT-22 through AT-09's k_split: the Cube stage runs two matmuls over the halves of K (each
+    with an FP32 result), the epilogue adds them before the output cast; the quantised paths are
+    refused (their scales would need splitting too)."""
+    plan = resolve_req("SK-03", "AT-10", params={"k_split": True}, dims=small["SK-03"])
+    ops = [op for s in plan.stages for op in s.stage.ops]
+    matmuls = [op for op in ops if op.op == "matmul"]
+    assert [op.attrs["out_dtype"] for op in matmuls] == ["FP32", "FP32"]
+    views = [op for op in ops if op.op == "view" and op.out.endswith(("x_lo", "x_hi"))]
+    assert len(views) == 2 and all(op.card == "AT-22" and render_expr(op.attrs["shape"][1]) == "K // 2" for op in views)
+    assert any(op.op == "add" and op.out.endswith("acc_f") for op in ops)
+    found = problems("SK-03", "AT-10", params={"k_split": True, "quant_mode": "int8_w8a8"}, dims=small["SK-03"])
+    assert [c for c, _ in found] == ["composition-refused"] and "k_split=false" in found[0][1]
+    sk04 = resolve_req("SK-04", "AT-10", dims=small["SK-04"], stage_params={"q_a_proj": {"k_split": "true"}})
+    assert sum(op.op == "matmul" for s in sk04.stages if s.label.startswith("q_a_proj") for op in s.stage.ops) == 2
 
 
 def test_fixed_stage_settings(resolve_req, small):

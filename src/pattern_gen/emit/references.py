@@ -30,6 +30,7 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-11": "norm_linear",
     "AT-16": "cache_scatter",
     "AT-17": "block_gather",
+    "AT-22": "matmul_k_split",
     "AT-01": "attention",
     "AT-12": "attention",
     "AT-13": "attention",

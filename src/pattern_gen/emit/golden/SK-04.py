@@ -87,6 +87,7 @@ def _q_flat(qr, qr_scale, inputs):
             out_dtype=p["out_dtype"],
             weight_scale=inputs.get("wq_b_scale"),
             bias=bias,
+            k_split=p.get("k_split", False),
         )
     return y
 
@@ -101,7 +102,10 @@ def golden(
     x = inputs["x"]
     T = x.shape[0]
     # q_a's BF16 rounding is a tie site too: the quantiser reads it (through the norm)
-    q_a, _, _ = linear(x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"), ties=ties, site="q_a")
+    q_a, _, _ = linear(
+        x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"), ties=ties, site="q_a",
+        k_split=_stage("q_a_proj", "k_split", False),
+    )
     r = norm_linear(
         q_a, p, inputs.get("gamma_cq"), inputs["wq_b"], inputs.get("wq_b_scale"), inputs.get("bias"), ties=ties
     )
@@ -121,7 +125,9 @@ def golden(
         )
         q_heads = q_normed.reshape(T, d["NH"], d["D"])
     out["q"] = store(rope(q_heads, inputs["cos"], inputs["sin"], partial=True, interleaved=True), "BF16")
-    kv_a, _, _ = linear(x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"))
+    kv_a, _, _ = linear(
+        x, inputs["wkv"], layout=_stage("kv_proj", "weight_layout", "kn"), k_split=_stage("kv_proj", "k_split", False)
+    )
     gamma_ckv = inputs.get("gamma_ckv") if _stage("kv_norm", "has_gamma", True) else None
     kv_norm = {"eps": _stage("kv_norm", "eps", 1e-6), "mode": _stage("kv_norm", "rsqrt_mode", "rsqrt")}
     if p.get("kv_layout", "v4") == "v3":  # DeepSeek-V2/V3: norm the latent, rotate k_pe apart

@@ -211,6 +211,13 @@ def matmul_acc(a, w, layout):
     return acc.astype(np.float32)
 
 
+def matmul_k_split(a, w, layout):
+    """AT-22: the two FP32 accumulators of K's halves, (lo, hi); the caller sums them in FP32."""
+    half = np.shape(a)[-1] // 2
+    w_lo, w_hi = (w[:, :half], w[:, half:]) if layout == "nk" else (w[:half], w[half:])
+    return matmul_acc(a[:, :half], w_lo, layout), matmul_acc(a[:, half:], w_hi, layout)
+
+
 def matmul_int8(a_q, w_q, layout):
     """INT8 x INT8 -> INT32, exact (float64 holds every partial sum while 127^2 * K < 2^53)."""
     a64 = a_q.astype(np.float64)
@@ -230,6 +237,7 @@ def linear(
     codes=None,
     ties=None,
     site=None,
+    k_split=False,
 ):
     """AT-09: returns (y, x_q, x_scale); x_q/x_scale only for int8_w8a8.
 
@@ -238,7 +246,8 @@ def linear(
     mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32.
     ``codes``: int8_w8a8 with the activation already quantised, (x_q, x_scale) (x is ignored);
     ``ties``: passed to AT-05's quant_int8 (int8_w8a8); with ``site``, the output's own rounding
-    is recorded too (``store_tied``: an intermediate a quantiser reads)."""
+    is recorded too (``store_tied``: an intermediate a quantiser reads); ``k_split``: K's halves
+    accumulated apart (AT-22) and added in FP32."""
     x_q = x_scale = None
     if codes is not None:
         x_q, x_scale = np.asarray(codes[0]), f32(codes[1])
@@ -251,6 +260,9 @@ def linear(
         a = mx_dequantize(xq, xs)
         w = mx_dequantize(weight, weight_scale)  # weight [N, K] with scales [N, K/32]
         acc = (a @ w.T).astype(np.float32)
+    elif k_split:
+        lo, hi = matmul_k_split(x, weight, layout)
+        acc = lo + hi  # FP32 + FP32, rounded once to FP32
     else:
         acc = matmul_acc(x, weight, layout)
     if bias is not None:
@@ -267,7 +279,8 @@ def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None, tie
     normed, rstd = rmsnorm(x, gamma if p["has_gamma"] else None, eps=p["eps"], mode=p["rsqrt_mode"])
     out = {"rstd": rstd}
     bias = bias if p["has_bias"] else None
-    kw = {"layout": p["weight_layout"], "out_dtype": p["out_dtype"], "weight_scale": weight_scale, "bias": bias}
+    kw = {"layout": p["weight_layout"], "out_dtype": p["out_dtype"], "weight_scale": weight_scale, "bias": bias,
+          "k_split": p.get("k_split", False)}
     if p["atom"] == "AT-11":
         y, h, h_scale = linear(normed, weight, quant_mode="int8_w8a8", ties=ties, **kw)
         out.update(y=y, h=h, h_scale=h_scale)
