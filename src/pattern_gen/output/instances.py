@@ -8,6 +8,7 @@ against its golden without pytest.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import sys
@@ -137,7 +138,32 @@ def call_instance(module: ModuleType, attr: str, *args: Any, **kwargs: Any) -> A
     except MemoryError:
         raise PatternGenError(Problem("instance", f"{attr}() ran out of memory; try a smaller --T", where)) from None
     except (Exception, SystemExit) as exc:  # SystemExit: a sys.exit(0) in a kernel must not read as passed
+        if _raised_inside("pypto", exc):
+            raise PatternGenError(Problem("pypto-failure", _pypto_failure(exc), where)) from None
         raise PatternGenError(Problem("instance", f"{attr}() failed: {_describe(exc)}; {_REGENERATE}", where)) from None
+
+
+def _raised_inside(package: str, exc: BaseException) -> bool:
+    """Whether the innermost Python frame of ``exc`` lies in the installed ``package`` (already
+    imported by the kernel): the failure is that package's, not the generated file's."""
+    module = sys.modules.get(package)
+    root = Path(module.__file__).resolve().parent if module is not None and getattr(module, "__file__", None) else None
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return root is not None and last is not None and Path(last).resolve().is_relative_to(root)
+
+
+def _pypto_failure(exc: BaseException) -> str:
+    try:
+        version = importlib.metadata.version("pypto")
+    except importlib.metadata.PackageNotFoundError:
+        version = "(version unknown)"
+    # PyPTO's native errors: a code line, then what failed; the native stack after them is left out
+    lines = [line.strip() for line in str(exc).replace("\\n", "\n").splitlines() if line.strip()]
+    first = " ".join(lines[:2])
+    return (f"PyPTO {version} failed on this kernel (PyPTO's error, not the file's): {type(exc).__name__}: "
+            f"{first[:300]}; ptosim runs the same kernel — try another tile (--tile) or option, and report it to PyPTO")
 
 
 @dataclass

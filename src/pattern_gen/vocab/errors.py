@@ -59,6 +59,7 @@ ErrorCode = Literal[
     "hand-edited",
     "manifest",
     "instance",
+    "pypto-failure",
 ]
 
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
