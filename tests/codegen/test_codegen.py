@@ -214,7 +214,7 @@ def test_editing_a_card_flow_changes_the_kernel(tmp_path, shipped_copy, request_
     after = render_plan(edited, after_plan)
     added = [l for l in after["kernel.py"].splitlines() if l not in before["kernel.py"].splitlines()]
     assert [l.strip() for l in added if not l.startswith("# content-hash")] == [
-        "proj_normed = pypto.mul(proj_normed, 2.0)  # injected by a test"
+        "normed = pypto.mul(normed, 2.0)  # injected by a test"
     ]
     assert after["golden.py"] == before["golden.py"], "goldens never read the card flow"
     folder = tmp_path / "out"

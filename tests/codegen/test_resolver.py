@@ -317,9 +317,9 @@ def test_one_row_more_than_the_fitted_tile_is_refused_by_ptosim(instance_factory
     kernel = copy / "kernel.py"
     text = kernel.read_text(encoding="utf-8")
     # the weight prep's call is the only one: the token loop's norm runs under the shape it leaves in force
-    fitted = "pypto.set_vec_tile_shapes(1, 16384)\n    proj_norm_gamma_2d"
+    fitted = "pypto.set_vec_tile_shapes(1, 16384)\n    gamma_2d"
     assert fitted in text and text.count("set_vec_tile_shapes") == 1
-    kernel.write_text(text.replace(fitted, "pypto.set_vec_tile_shapes(2, 16384)\n    proj_norm_gamma_2d"), encoding="utf-8")
+    kernel.write_text(text.replace(fitted, "pypto.set_vec_tile_shapes(2, 16384)\n    gamma_2d"), encoding="utf-8")
     result = run_instance(copy, T=128, estimate=False)  # the 128-row path: rows of the tile in force
     assert not result.passed and result.error and "ptosim refused" in result.error, result
     assert "UB" in result.error and "proj.rmsnorm" in result.error, result.error

@@ -12,7 +12,14 @@ from typing import Any
 
 from .pytext import COMMENT, LINE, comment_lines, wrapped_call
 
-__all__ = ["INDENT", "lay_out", "drop_repeated_tiles", "name_constants"]
+__all__ = [
+    "INDENT",
+    "lay_out",
+    "drop_repeated_tiles",
+    "name_constants",
+    "constant_hint",
+    "shorten_names",
+]
 
 INDENT = "    "
 
@@ -156,3 +163,65 @@ def name_constants(stage_lists: list[list[dict[str, Any]]], taken: set[str]) -> 
                         used.add(name)
                     op["args"][i] = names[(hint, value)]
     return [(name, value) for (_, value), name in names.items()]
+
+
+# --- local names ------------------------------------------------------------------------------------
+
+#: the op attributes that hold no code (their words are not the kernel's variables)
+_NOT_CODE = frozenset({"kind", "macro", "note", "name", "to", "dtype", "out_dtype", "mode", "cond", "hints", "identity"})
+
+
+def shorten_names(stage_lists: list[list[dict[str, Any]]], taken: set[str]) -> None:
+    """Give each inlined atom's variable (``qkv_proj_norm_sq``: its call path, then its own name) the
+    shortest tail of its words that no other name of the kernel takes (``sq`` where only one norm
+    squares, ``q_norm_sq`` beside ``k_norm_sq``), a valid name that shadows nothing (``taken``:
+    Python's and the kernel's reserved names, dims, tensors, constants). Rewrites the ops in place."""
+    ops = [op for stages in stage_lists for stage in stages for op in stage["ops"]]
+    fixed = set(taken) | {op["index"] for op in ops if op["kind"] == "loop"}
+    words: dict[str, list[str]] = {}
+    roots: dict[str, str] = {}  # name -> the label root of the stage that made it
+    for stage in (stage for stages in stage_lists for stage in stages):
+        root = re.sub(r"\W", "_", stage["label"].split(".")[0]) + "_"
+        for out in (op["out"] for op in stage["ops"] if op.get("out")):
+            if out.startswith(root) and len(out) > len(root) and out not in fixed:  # a name the call path made
+                words.setdefault(out, out.split("_"))
+                roots.setdefault(out, root)
+            else:  # a name the card gave (a skeleton's own, or what a call binds its output to)
+                fixed.add(out)
+    words = {n: w for n, w in words.items() if n not in fixed}
+    size = {n: min(2, len(w) - _call_path_words(n, words, roots)) for n, w in words.items()}
+    for _ in range(max((len(w) for w in words.values()), default=0) + 1):
+        chosen = {n: "_".join(w[-size[n] :]) for n, w in words.items()}
+        count: dict[str, int] = {}
+        for short in chosen.values():
+            count[short] = count.get(short, 0) + 1
+        bad = [n for n, s in chosen.items() if count[s] > 1 or s in fixed or not s.isidentifier() or (s != n and s in words)]
+        if not bad:
+            break
+        for n in bad:
+            size[n] = min(size[n] + 1, len(words[n]))
+    rename = {n: s for n, s in chosen.items() if s != n} if words else {}
+    if not rename:
+        return
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(rename, key=len, reverse=True))) + r")\b")
+    for op in ops:
+        for key, value in op.items():
+            if key in _NOT_CODE:
+                continue
+            if isinstance(value, str):
+                op[key] = pattern.sub(lambda m: rename[m.group(1)], value)
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                op[key] = [pattern.sub(lambda m: rename[m.group(1)], v) for v in value]
+
+
+def _call_path_words(name: str, words: dict[str, list[str]], roots: dict[str, str]) -> int:
+    """How many leading words of ``name`` are its call path: its stage's label root and the words
+    after it that every name made under that root shares (``attn_softmax`` of
+    ``attn_softmax_o_first``), never its last word."""
+    w = words[name]
+    group = [words[n] for n in words if roots[n] == roots[name]]
+    n = len(roots[name].rstrip("_").split("_"))
+    while n < len(w) - 1 and all(len(v) > n + 1 and v[n] == w[n] for v in group):
+        n += 1
+    return n
+

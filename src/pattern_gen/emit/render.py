@@ -28,7 +28,15 @@ from ..plan.test_points import SEEDS, test_values, verify_T
 from ..vocab.errors import PatternGenError, Problem
 from ..vocab.expr import render as render_expr
 from ..vocab.ops import op_spec
-from .layout import INDENT, constant_hint, drop_repeated_tiles, lay_out, name_constants
+from ..vocab.targets import RESERVED
+from .layout import (
+    INDENT,
+    constant_hint,
+    drop_repeated_tiles,
+    lay_out,
+    name_constants,
+    shorten_names,
+)
 from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_literal
 from .references import REFERENCE_FILES
 from .targets import Target, get_target
@@ -201,9 +209,12 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -
     prologue = [_stage_context(s, card_files, "prologue") for s in plan.prologue]
     stages = [_stage_context(s, card_files) for s in plan.stages if not s.stage.after_loop]
     after = [_stage_context(s, card_files) for s in plan.stages if s.stage.after_loop]
+    tensors = {t.name for t in plan.inputs + plan.outputs}
     drop_repeated_tiles(prologue, stages, after)
-    taken = {*plan.dims, *(t.name for t in plan.inputs + plan.outputs), *_MODULE_NAMES}
-    constants = name_constants([prologue, stages, after], taken)
+    taken = {*plan.dims, *tensors, *_MODULE_NAMES}
+    regions = [prologue, stages, after]
+    constants = name_constants(regions, taken)
+    shorten_names(regions, taken | {name for name, _ in constants} | RESERVED | {kernel_function_name(plan)})
     k = {
         "name": plan.name,
         "skeleton": plan.skeleton,

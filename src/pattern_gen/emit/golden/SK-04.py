@@ -103,7 +103,11 @@ def golden(
     T = x.shape[0]
     # q_a's BF16 rounding is a tie site too: the quantiser reads it (through the norm)
     q_a, _, _ = linear(
-        x, inputs["wq_a"], layout=_stage("q_a_proj", "weight_layout", "kn"), ties=ties, site="q_a",
+        x,
+        inputs["wq_a"],
+        layout=_stage("q_a_proj", "weight_layout", "kn"),
+        ties=ties,
+        site="q_a",
         k_split=_stage("q_a_proj", "k_split", False),
     )
     r = norm_linear(

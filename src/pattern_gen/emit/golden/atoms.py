@@ -279,8 +279,13 @@ def norm_linear(x, p, gamma=None, weight=None, weight_scale=None, bias=None, tie
     normed, rstd = rmsnorm(x, gamma if p["has_gamma"] else None, eps=p["eps"], mode=p["rsqrt_mode"])
     out = {"rstd": rstd}
     bias = bias if p["has_bias"] else None
-    kw = {"layout": p["weight_layout"], "out_dtype": p["out_dtype"], "weight_scale": weight_scale, "bias": bias,
-          "k_split": p.get("k_split", False)}
+    kw = {
+        "layout": p["weight_layout"],
+        "out_dtype": p["out_dtype"],
+        "weight_scale": weight_scale,
+        "bias": bias,
+        "k_split": p.get("k_split", False),
+    }
     if p["atom"] == "AT-11":
         y, h, h_scale = linear(normed, weight, quant_mode="int8_w8a8", ties=ties, **kw)
         out.update(y=y, h=h, h_scale=h_scale)
