@@ -184,9 +184,26 @@ def _kernel_calls(kernel_py: str, function: str) -> tuple[list[str], list[str]]:
 _NO_CALL = {"else", "end", "scalar", "read", "extent", "store"}
 
 
+def _same_ops(kernel: list[str], plan: list[str]) -> bool:
+    """The plan's ops in order, but for the casts an earlier identical cast made (layout.share_casts)
+    and the in-place reshapes taken out of the token loop (layout.hoist_invariants: same count)."""
+    if kernel.count("reshape") != plan.count("reshape"):
+        return False
+    rest = iter(o for o in kernel if o != "reshape")
+    want = next(rest, None)
+    for op in (o for o in plan if o != "reshape"):
+        if op == want:
+            want = next(rest, None)
+        elif op != "cast":
+            return False
+    return want is None
+
+
 def test_each_kernel_op_line_is_a_card_op(cat):
-    """For every manifest instance: the kernel's op calls are exactly the plan's ops, in order (a cast
-    to the dtype the value already has is a plain name, no call), and its labels are the plan's stage labels."""
+    """For every manifest instance: the kernel's op calls are the plan's ops, in order (a cast to the
+    dtype the value already has is a plain name, no call; a cast already made is not made again; a
+    reshape the same on every pass comes before the token loop), and its labels are the plan's stage
+    labels."""
     from pattern_gen.emit.render import kernel_function_name
 
     manifest = load_manifest(cat.dirs[0] / "manifest.yaml")
@@ -194,7 +211,8 @@ def test_each_kernel_op_line_is_a_card_op(cat):
         plan = resolve(cat, to_request(entry))
         kernel = render_plan(cat, plan)["kernel.py"]
         ops, labels = _kernel_calls(kernel, kernel_function_name(plan))
-        assert ops == [op.op for s in plan.all_stages for op in s.stage.ops if not op.is_identity_cast and op.op not in _NO_CALL], plan.name
+        expected = [op.op for s in plan.all_stages for op in s.stage.ops if not op.is_identity_cast and op.op not in _NO_CALL]
+        assert _same_ops(ops, expected), (plan.name, ops, expected)
         assert labels == [s.label for s in plan.all_stages], plan.name
 
 

@@ -19,6 +19,8 @@ __all__ = [
     "name_constants",
     "constant_hint",
     "shorten_names",
+    "share_casts",
+    "hoist_invariants",
 ]
 
 INDENT = "    "
@@ -225,3 +227,124 @@ def _call_path_words(name: str, words: dict[str, list[str]], roots: dict[str, st
         n += 1
     return n
 
+
+# --- shared casts, hoisted invariants ---------------------------------------------------------------
+
+#: op family -> the argument it writes into (the kernel's only mutations)
+_WRITES = {"assemble": 1, "store": 1, "scatter": 2}
+#: the keys of an op context that do not make it another computation
+_NOT_COMPUTATION = frozenset({"out", "note", "hints", "pad", "lines", "above"})
+
+
+def _mutated_roots(ops: list[dict[str, Any]]) -> set[str]:
+    """The tensors some op writes into, each traced to the tensor it views (a view or an in-place
+    reshape aliases its source; so does a cast to the dtype the value already has)."""
+    root: dict[str, str] = {}
+    for op in ops:
+        if op.get("out") and (op["kind"] in ("view", "reshape") or (op["kind"] == "cast" and op.get("identity"))):
+            root[op["out"]] = root.get(op["args"][0], op["args"][0])
+    return {root.get(op["args"][i], op["args"][i]) for op in ops for f, i in _WRITES.items() if op["macro"] == f}
+
+
+def _definitions(ops: list[dict[str, Any]]) -> dict[str, int]:
+    count: dict[str, int] = {}
+    for op in ops:
+        if op.get("out"):
+            count[op["out"]] = count.get(op["out"], 0) + 1
+    return count
+
+
+def _replace(ops: list[dict[str, Any]], old: str, new: str) -> None:
+    pattern = re.compile(rf"\b{re.escape(old)}\b")
+    for op in ops:
+        for key, value in op.items():
+            if key in _NOT_CODE:
+                continue
+            if isinstance(value, str):
+                op[key] = pattern.sub(new, value)
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                op[key] = [pattern.sub(new, v) for v in value]
+
+
+def share_casts(stage_lists: list[list[dict[str, Any]]]) -> int:
+    """One cast of a tensor per target dtype (and mode) where an earlier identical cast is in scope:
+    inlined atoms each cast their operands, so two RoPEs of one token cast the same cos twice. The
+    later cast goes and its name reads the earlier one's. Only where the source is written by no op
+    of the kernel, each name is defined once, and the earlier cast's block encloses the later one
+    (the token loop's body and every loop or branch an op opens count as blocks). Returns how many
+    casts went."""
+    ops = [op for stages in stage_lists for stage in stages for op in stage["ops"]]
+    mutated, defined = _mutated_roots(ops), _definitions(ops)
+    seen: dict[tuple[Any, ...], tuple[str, tuple[int, ...]]] = {}
+    dropped = 0
+    block: list[int] = []
+    opened = 0
+    for n, stages in enumerate(stage_lists):
+        if n == 1:  # the token loop's body
+            opened += 1
+            block = [*block, opened]
+        for stage in stages:
+            kept = []
+            for op in stage["ops"]:
+                if op["kind"] in ("else", "end") and len(block) > 1:
+                    block = block[:-1]
+                if op["kind"] in ("loop", "if", "else"):
+                    opened += 1
+                    block = [*block, opened]
+                key = tuple(sorted((k, str(v)) for k, v in op.items() if k not in _NOT_COMPUTATION))
+                earlier = seen.get(key)
+                if (
+                    op["kind"] == "cast"
+                    and not op.get("identity")
+                    and op["args"][0] not in mutated
+                    and defined.get(op["args"][0], 0) <= 1
+                    and defined.get(op["out"]) == 1
+                ):
+                    if earlier and tuple(block[: len(earlier[1])]) == earlier[1]:
+                        _replace(ops, op["out"], earlier[0])
+                        dropped += 1
+                        continue
+                    seen[key] = (op["out"], tuple(block))
+                kept.append(op)
+            stage["ops"] = kept
+        if n == 1:
+            block = block[:-1]
+    return dropped
+
+
+def hoist_invariants(stages: list[dict[str, Any]], outside: set[str], loop_names: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Take out of the token loop's body the in-place reshapes of its top level that are the same on
+    every pass: every name they read is defined before the loop (``outside``: the kernel's
+    tensors, the prologue's values, T) and written by no op, and they are their name's one
+    definition. (Only in-place reshapes: they move no data, so no task of PyPTO's changes; a view
+    or a cast out of the loop would change the task graph, which wants measuring first.)
+    ``loop_names`` are the loop's index and tile factor. Returns the ops, in order, each with its
+    stage's label."""
+    ops = [op for stage in stages for op in stage["ops"]]
+    mutated, defined = _mutated_roots(ops), _definitions(ops)
+    inside = {op["out"] for op in ops if op.get("out")} | set(loop_names) | {op["index"] for op in ops if op["kind"] == "loop"}
+    hoisted: list[tuple[str, dict[str, Any]]] = []
+    depth = 0
+    for stage in stages:
+        kept = []
+        for op in stage["ops"]:
+            if op["kind"] in ("else", "end"):
+                depth -= 1
+            words = {w for k, v in op.items() if k not in _NOT_CODE | _NOT_COMPUTATION for w in re.findall(r"\b[A-Za-z_]\w*\b", str(v))}
+            if (
+                depth == 0
+                and op["kind"] == "reshape"
+                and op.get("inplace")
+                and defined.get(op["out"]) == 1
+                and not (words - {op["out"]}) & inside
+                and all(a in outside and a not in mutated for a in op["args"])
+            ):
+                hoisted.append((stage["label"], op))
+                inside.discard(op["out"])
+                outside.add(op["out"])
+                continue
+            if op["kind"] in ("loop", "if", "else"):
+                depth += 1
+            kept.append(op)
+        stage["ops"] = kept
+    return hoisted

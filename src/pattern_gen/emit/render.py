@@ -33,8 +33,10 @@ from .layout import (
     INDENT,
     constant_hint,
     drop_repeated_tiles,
+    hoist_invariants,
     lay_out,
     name_constants,
+    share_casts,
     shorten_names,
 )
 from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_literal
@@ -209,10 +211,16 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -
     prologue = [_stage_context(s, card_files, "prologue") for s in plan.prologue]
     stages = [_stage_context(s, card_files) for s in plan.stages if not s.stage.after_loop]
     after = [_stage_context(s, card_files) for s in plan.stages if s.stage.after_loop]
+    share_casts([prologue, stages, after])
     tensors = {t.name for t in plan.inputs + plan.outputs}
+    before = tensors | {op["out"] for s in prologue for op in s["ops"] if op.get("out")} | {"T"}
+    hoisted = [
+        {"label": label, "header": [], "tile": None, "ops": [op]}
+        for label, op in hoist_invariants(stages, before, {loop["index"], loop["factor"]})
+    ]
     drop_repeated_tiles(prologue, stages, after)
     taken = {*plan.dims, *tensors, *_MODULE_NAMES}
-    regions = [prologue, stages, after]
+    regions = [prologue, hoisted, stages, after]
     constants = name_constants(regions, taken)
     shorten_names(regions, taken | {name for name, _ in constants} | RESERVED | {kernel_function_name(plan)})
     k = {
@@ -236,6 +244,7 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -
         "prologue": lay_out(prologue, 1, ops),
         "stages": lay_out(stages, 2, ops),
         "after": lay_out(after, 1, ops),
+        "hoisted": lay_out(hoisted, 1, ops),
         "constants": constants,
         "token": "T",
         "token_source": token_input.name,
