@@ -150,10 +150,10 @@ def test_user_folder_from_the_environment(cli, shipped, tmp_path):
 def test_user_folders_from_the_environment_are_pathsep_separated(shipped, tmp_path, monkeypatch):
     one, two = tmp_path / "one", tmp_path / "two"
     _user_card(shipped, one)
-    _copy(shipped, "atoms/AT-06-int8-dequant.yaml", two / "AT-22-my-dequant.yaml", ("id: AT-06", "id: AT-22"))
+    _copy(shipped, "atoms/AT-06-int8-dequant.yaml", two / "AT-92-my-dequant.yaml", ("id: AT-06", "id: AT-92"))
     monkeypatch.setenv("PATTERN_GEN_CATALOGUE", os.pathsep.join([str(one), str(two)]))
     cat = load_catalogue()
-    assert {"AT-20", "AT-22"} <= set(cat.cards)
+    assert {"AT-20", "AT-92"} <= set(cat.cards)
 
 
 def test_user_folder_with_atoms_subfolder(cli, shipped, tmp_path):
