@@ -2,7 +2,10 @@
 line of the generated kernel rewritten as the bug would write it (the accumulator not rescaled,
 the length mask off by one, keys and values swapped, the wrong kv head for a query group, the
 block number not read through the table), and the instance's own golden test must then fail —
-at a decode T (every token its own sequence) or a prefill T (causal rows of two sequences)."""
+at a decode T (every token its own sequence) or a prefill T (causal rows of two sequences).
+SK-02 (single-pass attention over all S keys) has its own lines: the scale left out, the softmax
+not normalised, keys and values swapped, the wrong kv head's values, every group reading the
+first group's query rows."""
 
 from __future__ import annotations
 
@@ -29,6 +32,14 @@ INSTANCES = {
     "sk05": ("SK-05", "AT-10", {"attn_softmax.scale": 0.125}, "attn_softmax", "t2"),
 }
 T_DECODE, T_PREFILL = 3, 9
+#: SK-02's faults (its kernel has no paged cache, no mask and no running state)
+SK02_FAULTS = {
+    "scale left out": ("ss = pypto.mul(s, SCALE)", "ss = s"),
+    "softmax not normalised": ("p = pypto.div(e, l)", "p = e"),
+    "keys and values swapped": ("k_h = pypto.view(k, [S, D]", "k_h = pypto.view(v, [S, D]"),
+    "values of the wrong kv head": ("v_h = pypto.view(v, [S, D], [0, h * D])", "v_h = pypto.view(v, [S, D], [0, (NKV - 1 - h) * D])"),
+    "query rows of the first group": ("[t_off * NQ + h * (NQ // NKV), 0]", "[t_off * NQ, 0]"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +49,7 @@ def folders(instance_factory, small) -> dict[str, Path]:
         stage = {k.split(".")[0]: {k.split(".")[1]: v} for k, v in params.items() if "." in k}
         bare = {k: v for k, v in params.items() if "." not in k}
         out[key] = instance_factory(sk, atoms, dims=small[sk], params=bare, stage_params=stage)
+    out["sk02"] = instance_factory("SK-02", "AT-02", dims=small["SK-02"])
     return out
 
 
@@ -50,7 +62,7 @@ def _run(folder: Path, T: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("key", list(INSTANCES))
+@pytest.mark.parametrize("key", [*INSTANCES, "sk02"])
 def test_unpatched_passes_decode_and_prefill(folders, key):
     assert _run(folders[key], T_DECODE) and _run(folders[key], T_PREFILL)
 
@@ -67,6 +79,18 @@ def test_fault_fails_the_golden_test(folders, tmp_path, key, fault):
     assert line in text, f"the generated kernel no longer has {line!r}: update the fault"
     kernel.write_text(text.replace(line, bug))
     assert not (_run(folder, T_DECODE) and _run(folder, T_PREFILL)), f"{fault}: the golden test still passes"
+
+
+@pytest.mark.parametrize("fault", list(SK02_FAULTS))
+def test_sk02_fault_fails_the_golden_test(folders, tmp_path, fault):
+    line, bug = SK02_FAULTS[fault]
+    folder = tmp_path / folders["sk02"].name
+    shutil.copytree(folders["sk02"], folder)
+    kernel = folder / "kernel.py"
+    text = kernel.read_text()
+    assert text.count(line) == 1, f"the generated kernel no longer has {line!r} once: update the fault"
+    kernel.write_text(text.replace(line, bug))
+    assert not _run(folder, 1), f"{fault}: the golden test still passes at T = 1"
 
 
 def test_host_refuses_a_table_outside_the_cache_and_a_count_past_the_table(folders):

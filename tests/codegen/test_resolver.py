@@ -291,6 +291,18 @@ def test_tile_unfit_when_one_row_does_not_fit(problems):
     assert "UB" in found[0][1] and "--dim" in found[0][1], found[0][1]
 
 
+def test_tile_unfit_carries_the_skeletons_way_out(problems):
+    """SK-02's score row is one vector tile: past the UB the refusal names SK-01 (the skeleton's
+    ``performance.unfit``), at the fitting S it resolves."""
+    found = problems("SK-02", "AT-02", dims={"S": 32768})
+    assert [c for c, _ in found] == ["tile-unfit"]
+    assert "SK-02:" in found[0][1] and "SK-01" in found[0][1] and "UB" in found[0][1], found[0][1]
+
+
+def test_sk02_resolves_at_the_longest_fitting_key_range(resolve_req):
+    assert resolve_req("SK-02", "AT-02", dims={"S": 16384}).dims["S"] == 16384
+
+
 @pytest.mark.parametrize(
     ("params", "platform"),
     [

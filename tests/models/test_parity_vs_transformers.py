@@ -367,6 +367,37 @@ def test_sk01_matches_torch_sdpa(cli: Any, tmp_path: Path, capsys: Any) -> None:
         print("\nSK-01 --model qwen3-tiny.json vs torch SDPA (GQA): " + "; ".join(report))
 
 
+# --- SK-02 vs torch's scaled_dot_product_attention (GQA) over a whole contiguous key range ----------
+
+
+def test_sk02_matches_torch_sdpa(cli: Any, tmp_path: Path, capsys: Any) -> None:
+    """Every query token attends to all S keys (no mask): torch's SDPA with its own scale
+    (1/sqrt(D)) and its own GQA head mapping (enable_gqa) on the same BF16 q, k, v."""
+    S = 320
+    kernel, d = _instance(cli, tmp_path, "qwen3-tiny.json", "SK-02", "--dim", f"S={S}")
+    NQ, NKV, D = d["NQ"], d["NKV"], d["D"]
+    rng = np.random.default_rng(5)
+    k = torch.from_numpy(rng.standard_normal((S, NKV, D)).astype(np.float32)).to(BF16)
+    v = torch.from_numpy(rng.standard_normal((S, NKV, D)).astype(np.float32)).to(BF16)
+    report: list[str] = []
+    for T in (1, 5):
+        q = torch.from_numpy(rng.standard_normal((T, NQ, D)).astype(np.float32)).to(BF16)
+        out = kernel.run({"q": _np_bf16(q), "k": _np_bf16(k.reshape(S, NKV * D)), "v": _np_bf16(v.reshape(S, NKV * D))})
+        with torch.no_grad():  # [1, heads, tokens, D]: the T tokens as T queries of one sequence, unmasked
+            hf = torch.nn.functional.scaled_dot_product_attention(
+                q.transpose(0, 1)[None], k.transpose(0, 1)[None], v.transpose(0, 1)[None], enable_gqa=True
+            )[0].transpose(0, 1)
+        q64, k64, v64 = f64(q), f64(k), f64(v)
+        ref = np.zeros((T, NQ, D))
+        for h in range(NQ):
+            s = q64[:, h] @ k64[:, h // (NQ // NKV)].T / np.sqrt(D)
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            ref[:, h] = e / e.sum(axis=-1, keepdims=True) @ v64[:, h // (NQ // NKV)]
+        compare(f"T={T} out", out["out"], hf, ref, report)
+    with capsys.disabled():
+        print("\nSK-02 --model qwen3-tiny.json vs torch SDPA (GQA, no mask): " + "; ".join(report))
+
+
 # --- Qwen3: SK-06 vs Qwen3MLP -------------------------------------------------------------------------
 
 

@@ -172,7 +172,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
     problems += _slot_default_problems(cat, card, known)
     problems += predicate_problems(cat, card, known)
     usable = [a for a in atoms if a.id not in broken]
-    problems += param_ref_problems(cat, card, {a.id: cat.effective_params(a.id) for a in usable})
+    problems += param_ref_problems(cat, card, {a.id: cat.slot_specs(card, a.id) for a in usable})
     if problems:
         return problems
     runs = _Expansions(cat)

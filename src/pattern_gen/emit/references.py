@@ -34,6 +34,7 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-01": "attention",
     "AT-12": "attention",
     "AT-13": "attention",
+    "AT-02": "softmax",
 }
 
 

@@ -128,6 +128,16 @@ def _qwen3_sk01(cfg: HFConfig) -> ModelSettings:
     )
 
 
+def _qwen3_sk02(cfg: HFConfig) -> ModelSettings:
+    _, heads, kv, head_dim = _qwen3_heads(cfg)
+    return ModelSettings(
+        "qwen3", "SK-02", {"NQ": heads, "NKV": kv, "D": head_dim},
+        sources={"NQ": "num_attention_heads", "NKV": "num_key_value_heads", "D": "head_dim"},
+        notes=(f"softmax scale 1/sqrt({head_dim}) (Qwen3Attention.scaling, the kernel's default)",
+               "S (the keys of the call) is no config field: the card's default unless --dim S=…; every query token sees all S keys (no causal mask)"),
+    )
+
+
 def _qwen3_sk06(cfg: HFConfig) -> ModelSettings:
     act = cfg.str("hidden_act", "silu")
     if act not in ("silu", "swish"):
@@ -231,7 +241,8 @@ def _v4_sk04(cfg: HFConfig) -> ModelSettings:
 
 FAMILIES: tuple[Family, ...] = (
     Family("qwen3", ("qwen3",), "Qwen3 (dense): GQA, q/k RMSNorm, half-split RoPE", _qwen3_rope,
-           {"SK-05": _qwen3_sk05, "SK-03": _qwen3_sk03, "SK-01": _qwen3_sk01, "SK-06": _qwen3_sk06}),
+           {"SK-05": _qwen3_sk05, "SK-03": _qwen3_sk03, "SK-01": _qwen3_sk01, "SK-06": _qwen3_sk06,
+            "SK-02": _qwen3_sk02}),
     Family("deepseek_v3", ("deepseek_v3",), "DeepSeek-V3 (MLA, V2/V3 kv layout, interleaved RoPE)", _v3_rope,
            {"SK-04": _v3_sk04, "SK-03": _v3_sk03}),
     Family("deepseek_v4", ("deepseek_v4",), "DeepSeek-V4 (MLA with per-head q norm, one shared kv head)", _v4_rope,

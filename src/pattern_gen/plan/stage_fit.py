@@ -47,9 +47,8 @@ def fit_stage(
     override: Any = None,
 ) -> StagePlan:
     """The stage's tile: ``override`` (``--tile``) if given — refused, not shrunk, when the platform
-    does not take it — else the card's advice fitted to the platform."""
-    vec = cube = None
-    notes: list[str] = []
+    does not take it — else the card's advice fitted to the platform (a tile-unfit refusal then
+    carries the skeleton's ``performance.unfit``: what to use instead)."""
     has_cube = any(op.op in CUBE_OPS for op in stage.ops)
     uses = vec_uses(stage, values)
     split_k = False
@@ -60,7 +59,21 @@ def fit_stage(
     if override is not None:
         plan = _overridden(stage, uses, has_cube, override, profile)
         return replace(plan, split_k=split_k) if split_k else plan
+    try:
+        return _fitted(cat, skeleton, stage, values, profile, has_cube, uses, split_k)
+    except PatternGenError as exc:
+        hint = skeleton.performance.unfit.strip()
+        if not hint or not any(p.code == "tile-unfit" for p in exc.problems):
+            raise
+        raise PatternGenError([replace(p, message=f"{p.message}; {skeleton.id}: {hint}") if p.code == "tile-unfit" else p for p in exc.problems]) from None
+
+
+def _fitted(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, values: Mapping[str, int], profile: Profile, has_cube: bool, uses: Any, split_k: bool) -> StagePlan:
+    """The card's advice (or a default) fitted to the platform: tile-unfit when it cannot shrink."""
+    vec = cube = None
+    notes: list[str] = []
     if has_cube:
+        advice, _ = _tile_advice(cat, skeleton, stage, "cube")
         start = advice.cube.model_dump() if advice is not None and advice.cube is not None else dict(_DEFAULT_CUBE)
         if advice is None:
             notes.append(f"no cube tile advice for {stage.label!r}: default {start}")

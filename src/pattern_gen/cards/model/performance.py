@@ -70,3 +70,6 @@ class Performance(Strict):
     tiles: dict[str, TileAdvice] = Field(default_factory=dict)
     evidence: str = ""
     direction: str = ""
+    #: a skeleton's word for a stage whose tile cannot fit the platform (what to use instead),
+    #: appended to the tile-unfit refusal
+    unfit: str = ""

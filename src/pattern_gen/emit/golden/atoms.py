@@ -346,3 +346,12 @@ def swiglu(gate, up):
     with np.errstate(over="ignore"):  # exp(-g) overflows below g = -709: sigmoid is 0 there
         sig = 1.0 / (1.0 + np.exp(-g))
     return (g * sig * np.asarray(up).astype(np.float64)).astype(np.float32)
+
+
+# AT-02 Standard softmax ------------------------------------------------------------------------------
+def softmax(x):
+    """AT-02: softmax along the last axis of whole rows, evaluated in float64 from the FP32 input
+    and rounded once to FP32 (the kernel's max/exp/sum/divide chain is a few FP32 ulps away)."""
+    x = np.asarray(x).astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
