@@ -28,6 +28,25 @@ def test_the_trigger_rule_selects_the_mhc_pre_settings(resolve_req):
     assert "N <= 64 and K >= 16384 and out_dtype = FP32" in note and "all or nothing" in note
 
 
+@pytest.mark.parametrize(("K", "cols"), [(16384, 1024), (18432, 2048), (20480, 1024), (28672, 2048)])
+def test_the_norm_tile_pypto_cannot_simulate_is_avoided(resolve_req, K, cols):
+    """PyPTO 0.2.0's SIMULATION fails on the [8, 2048] norm tile at K = 16384 and 20480 only: the
+    regime's tile advice says so (``instead:``) and the plan takes [8, 1024] there, saying why."""
+    plan = resolve_req("SK-03", "AT-10", **{**MHC, "dims": {"K": K, "N": 24}})
+    norm = _stage(plan, "proj.rmsnorm")
+    assert norm.vec_tile == [8, cols]
+    assert any("instead of the advised [8, 2048]" in n and "SIMULATION" in n for n in norm.fit_notes) is (cols == 1024)
+
+
+def test_a_tile_exception_takes_vec_tiles_only():
+    from pydantic import ValidationError
+
+    from pattern_gen.cards.model.performance import TileAdvice
+
+    with pytest.raises(ValidationError, match="'instead' takes vec tiles"):
+        TileAdvice(cube={"m": [16, 16], "k": [64, 64], "n": [64, 64]}, instead=[{"dims": {"K": [1]}, "vec": [8, 8], "why": "x"}])
+
+
 def test_below_the_reduction_bound_the_general_settings_apply(resolve_req):
     plan = resolve_req("SK-03", "AT-10", **{**MHC, "dims": {"K": 8192, "N": 32}})
     assert plan.unroll == (128, 32, 16, 8, 1) and not _stage(plan, "proj.linear").split_k

@@ -45,3 +45,14 @@ def test_n24_verifies(n24, T):
 def test_widths_no_multiple_of_8_verify(n, tmp_path):
     done = run_pypto_instance(_folder(n, tmp_path), T=3, verify=True).result
     assert done.passed, "\n".join(o["message"] for o in done.outputs.values() if not o["passed"])
+
+
+@pytest.mark.parametrize("K", [16384, 20480])
+def test_the_widths_whose_advised_norm_tile_pypto_cannot_simulate_run(K, tmp_path):
+    """At K = 16384 and 20480 PyPTO 0.2.0's SIMULATION fails on the advised [8, 2048] norm tile;
+    the plan takes [8, 1024] there (the regime's ``instead:``) and the kernel simulates."""
+    request = Request(skeleton="SK-03", atoms=("AT-10",), dims={"K": K, "N": 32}, params={"out_dtype": "FP32"}, target="pypto")
+    folder = write_instance(CAT, request, tmp_path)[1]
+    assert "pypto.set_vec_tile_shapes(8, 1024)" in (folder / "kernel.py").read_text()
+    done = run_pypto_instance(folder, T=4)
+    assert done.pypto is not None and done.pypto["e2e_us"] > 0

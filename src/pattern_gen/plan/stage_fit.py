@@ -82,7 +82,11 @@ def _fitted(cat: Catalogue, skeleton: m.SkeletonCard, stage: CStage, values: Map
     elif uses:
         advice, dims = _tile_advice(cat, skeleton, stage, "vec")
         if advice is not None and advice.vec is not None:
-            start = [int(evaluate(simplify(substitute(parse(v), dims)), values)) for v in advice.vec]
+            other = next((x for x in advice.instead if x.holds(values)), None)
+            shape = advice.vec if other is None else other.vec
+            start = [int(evaluate(simplify(substitute(parse(v), dims)), values)) for v in shape]
+            if other is not None:
+                notes.append(f"vec {start} instead of the advised {list(advice.vec)}: {other.why}")
         else:
             start = default_vec_tile(uses)
             notes.append(f"no vec tile advice for {stage.label!r}: {start} from its widest op")

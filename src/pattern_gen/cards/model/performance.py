@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from ...vocab.fields import ALWAYS, Level, Role, Shape, Strict, When
 
-__all__ = ["OPERATION_KEYS", "OptionAdvice", "CachePolicyAdvice", "CubeTile", "TileAdvice", "Performance"]
+__all__ = ["OPERATION_KEYS", "OptionAdvice", "CachePolicyAdvice", "CubeTile", "TileInstead", "TileAdvice", "Performance"]
 
 #: the keys ``operation_options`` advice may set (PyPTO's operation options; the runtime and pass
 #: options are ptosim's option models)
@@ -42,10 +42,25 @@ class CubeTile(Strict):
     split_k: bool = False
 
 
+class TileInstead(Strict):
+    """A vec tile to use instead of the advised one at given dim values — where the advised tile
+    is known not to run (a measured failure of the target, named in ``why``)."""
+
+    #: each dim's values the exception covers (all must hold)
+    dims: dict[str, list[int]] = Field(min_length=1)
+    vec: Shape
+    why: str = Field(min_length=1)
+
+    def holds(self, values: Any) -> bool:
+        return all(values.get(d) in v for d, v in self.dims.items())
+
+
 class TileAdvice(Strict):
     vec: Shape | None = None
     cube: CubeTile | None = None
     why: str = ""
+    #: vec tiles only: the exceptions, the first that holds wins
+    instead: list[TileInstead] = Field(default_factory=list)
 
     def text(self) -> str:
         """``vec [8, 2048]`` or ``cube m=[16, 16] k=[512, 1024] n=[128, 128] split-K``."""
@@ -58,6 +73,8 @@ class TileAdvice(Strict):
     def _one(self) -> "TileAdvice":
         if (self.vec is None) == (self.cube is None):
             raise ValueError("give exactly one of 'vec' or 'cube'")
+        if self.instead and self.vec is None:
+            raise ValueError("'instead' takes vec tiles: give it with 'vec'")
         return self
 
 
