@@ -664,3 +664,21 @@ def test_a_number_too_long_for_python_is_one_yaml_problem(cli, catalogue_copy):
     text = only(validate(cli, cat), "yaml-syntax")
     assert_at(text, cat, SK03, cat.line(SK03, "9" * 100))
     assert "5000 characters" in text
+
+
+SK06 = "skeletons/SK-06-ffn-swiglu.yaml"
+
+
+def test_a_call_merged_into_a_stage_of_another_unit_is_a_flow_mismatch(cli, catalogue_copy):
+    """A merge stage's ops join the stage before it: a call computes, so a Vector call merged into
+    the Cube's down projection is refused at its line (it used to crash the check)."""
+    cat = catalogue_copy
+    cat.edit(
+        SK06,
+        "    when: {down_proj: true}\n    ops:\n      - {op: assemble, in: y_t",
+        "    when: {down_proj: true}\n    ops:\n      - {call: AT-06, as: dq_z, bind: {x_int: y_t, scale_a: y_t, scale_b: y_t}, out: {y: y_z}}\n"
+        "      - {op: assemble, in: y_t",
+    )
+    run = validate(cli, cat)
+    assert "flow-mismatch" in run.codes() and "Traceback" not in run.stderr, run.stderr
+    assert "merging a V stage into the C stage 'down'" in run.stderr, run.stderr

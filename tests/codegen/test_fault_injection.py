@@ -19,8 +19,8 @@ reaches the kernel (ptosim refactored) fails this file instead of passing vacuou
 - SwiGLU (SK-06): the bias left out of the matmul; silu computed without the negation
   (g / (1 + exp(g))); silu applied to the up projection instead of the gate.
 
-The instances: SK-03 (BF16 and INT8 W8A8), SK-04, SK-05 and SK-06 (the FFN, and FusedSwiGLU's
-form: bias, no down projection) at small dims. The run without faults passes every T of the
+The instances: SK-03 (BF16 and INT8 W8A8), SK-04, SK-05 and SK-06 (the FFN, its INT8 W8A8 form,
+and FusedSwiGLU's form: bias, no down projection) at small dims. The run without faults passes every T of the
 generated test.
 """
 
@@ -52,9 +52,10 @@ INSTANCES = {
     "sk05": ("SK-05", "AT-10", {}),
     "sk06": ("SK-06", "AT-07", {}),
     "sk06-swiglu": ("SK-06", "AT-07", {"has_bias": True, "down_proj": False, "weight_layout": "kn"}),
+    "sk06-int8": ("SK-06", "AT-07", {"quant_mode": "int8_w8a8"}),
 }
 #: faults inside a norm stage cannot reach a kernel without one
-NO_NORM = ("sk06", "sk06-swiglu")
+NO_NORM = ("sk06", "sk06-swiglu", "sk06-int8")
 
 
 @pytest.fixture(scope="module")

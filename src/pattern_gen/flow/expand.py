@@ -230,7 +230,7 @@ class Expander:
             stage = target[-1]
             if stage.after_loop != self.after_loop:
                 raise self.state.fail(frame, path + ("merge",), "flow-mismatch", "'merge: true' on the first stage after the token loop: the stage before it is inside the loop")
-            if s.unit != stage.unit and any(op.op not in UNIT_FREE_OPS for op in s.ops):
+            if s.unit != stage.unit and any(getattr(op, "op", None) not in UNIT_FREE_OPS for op in s.ops):  # a call computes
                 raise self.state.fail(frame, path + ("unit",), "flow-mismatch", f"merging a {s.unit} stage into the {stage.unit} stage {stage.label!r}")
             for j, op in enumerate(s.ops):
                 self.op(frame, op, stage.unit, path + ("ops", j), stage)

@@ -2,7 +2,9 @@
 
 g = x·W_gate (+ b_gate) and u = x·W_up (+ b_up) as FP32 accumulators, h = BF16(swiglu(g, u)),
 y = BF16(h·W_down) — the FFN of a decoder layer (Qwen3MLP), or h alone without the down projection
-(FusedSwiGLU). Uses PARAMS / DIMS set by the golden module.
+(FusedSwiGLU). INT8 W8A8: x quantised per token once (AT-05), g and u the dequantised INT32
+products (AT-06), the FP32 activation quantised per token for the down projection, its INT32
+product dequantised and rounded once to BF16. Uses PARAMS / DIMS set by the golden module.
 """
 
 from functools import lru_cache  # noqa: F401
@@ -23,17 +25,22 @@ DIMS: dict = {}
 def _ffn_weights(seed):
     p, H, I = PARAMS, DIMS["H"], DIMS["I"]
     rng = np.random.default_rng([seed, 0])
-    layout = p["weight_layout"]
-    weights = {
-        "w_gate": make_weight(rng, I, H, layout=layout)[0],
-        "w_up": make_weight(rng, I, H, layout=layout)[0],
-    }
+    layout, quant = p["weight_layout"], p["quant_mode"]
+    weights: dict = {}
+
+    def draw(name, n, k):
+        weights[name], scale = make_weight(rng, n, k, layout=layout, quant_mode=quant)
+        if quant == "int8_w8a8":
+            weights[f"{name}_scale"] = scale
+
+    draw("w_gate", I, H)
+    draw("w_up", I, H)
     if p["has_bias"]:
         weights["b_gate"] = uniform(rng, (I,), -0.1, 0.1)
         weights["b_up"] = uniform(rng, (I,), -0.1, 0.1)
     if p["down_proj"]:
         # the down weight reads I = 6144 activations: U(-0.1, 0.1) keeps y in the BF16 range of x
-        weights["w_down"] = make_weight(rng, H, I, layout=layout)[0]
+        draw("w_down", H, I)
     return weights
 
 
@@ -46,6 +53,11 @@ def make_inputs(T: int, seed: int = 0) -> dict:
 
 def _projections(inputs):
     p, layout = PARAMS, PARAMS["weight_layout"]
+    if p["quant_mode"] == "int8_w8a8":  # exact: INT32 sums of the codes, a fixed FP32 dequant
+        x_q, x_s = quant_int8(inputs["x"])
+        g = dequant(matmul_int8(x_q, inputs["w_gate"], layout), x_s, inputs["w_gate_scale"])
+        u = dequant(matmul_int8(x_q, inputs["w_up"], layout), x_s, inputs["w_up_scale"])
+        return g, u
     g = matmul_acc(inputs["x"], inputs["w_gate"], layout)
     u = matmul_acc(inputs["x"], inputs["w_up"], layout)
     if p["has_bias"]:  # in the FP32 accumulator, before any rounding of the projection
@@ -58,6 +70,10 @@ def golden(inputs: Mapping[str, np.ndarray], ties: dict | None = None) -> dict:
     """The outputs; ``ties``: the BF16 activation's distances from its rounding boundaries, and
     elements to round the other way (atoms.store_tied)."""
     g, u = _projections(inputs)
+    if PARAMS["quant_mode"] == "int8_w8a8" and PARAMS["down_proj"]:
+        a_q, a_s = quant_int8(swiglu(g, u), ties, site="a")
+        acc = matmul_int8(a_q, inputs["w_down"], PARAMS["weight_layout"])
+        return {"y": store(dequant(acc, a_s, inputs["w_down_scale"]), "BF16")}
     h = store_tied(swiglu(g, u), "BF16", ties, site="h")
     if not PARAMS["down_proj"]:
         return {"h": h}
@@ -73,12 +89,25 @@ def tie_bands(inputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarra
         return {}
     g, u = _projections(inputs)
     a = swiglu(g, u)
-    probe: dict = {}
-    h = store_tied(a, "BF16", probe, site="h").astype(np.float64)
-    near = probe["margin"]["h"] <= ulps["y"]
-    flipped = store_tied(a, "BF16", {"flip": {"h": near}}, site="h").astype(np.float64)
     w = np.asarray(inputs["w_down"]).astype(np.float64)
-    move = np.abs(flipped - h) @ np.abs(w.T if PARAMS["weight_layout"] == "nk" else w)
+    w_abs = np.abs(w.T if PARAMS["weight_layout"] == "nk" else w)
+    if PARAMS["quant_mode"] == "int8_w8a8":  # a near code moves by one step: a_s * |w_q| * w_s
+        probe = {}
+        _, a_s = quant_int8(a, probe, site="a")
+        near = (probe["margin"]["a"] <= ulps["y"]).astype(np.float64)
+        w_scale = f32(inputs["w_down_scale"]).astype(np.float64).reshape(1, -1)
+        move = (near @ w_abs) * f32(a_s).astype(np.float64) * w_scale
+    else:
+        move = _bf16_moves(a, w_abs, ulps["y"])
     y = np.abs(np.asarray(expected["y"]).astype(np.float64)) + move
     step = np.exp2(np.floor(np.log2(np.maximum(y, 2.0**-126))) - 7)  # one BF16 ulp at |y| + move
     return {"y": np.where(move > 0, move + step, 0.0)}
+
+
+def _bf16_moves(a, w_abs, ulps):
+    """|dh| of the activation elements within ``ulps`` of a BF16 boundary, through |W_down|."""
+    probe: dict = {}
+    h = store_tied(a, "BF16", probe, site="h").astype(np.float64)
+    near = probe["margin"]["h"] <= ulps
+    flipped = store_tied(a, "BF16", {"flip": {"h": near}}, site="h").astype(np.float64)
+    return np.abs(flipped - h) @ w_abs
