@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 
 from ..catalogue.catalogue import Catalogue
 from ..plan.kernel_plan import Request
-from ..plan.resolver import resolve
+from ..plan.resolver import DEFAULT_PLATFORM, resolve
 from ..plan.test_points import SEEDS, test_values
 from ..vocab.errors import PatternGenError
 from ..vocab.text import yaml_word
@@ -68,11 +68,14 @@ class VariationResult:
 
 
 def variations(cat: Catalogue, skeletons: Sequence[str] = ()) -> Iterator[Variation]:
-    """The defaults, then each other value of each enumerable parameter and each unroll candidate,
-    for every slot atom of every skeleton (or of ``skeletons``); a variation that resolves to a
+    """The defaults (on every platform), then each other value of each enumerable parameter and each
+    unroll candidate, for every slot atom of every skeleton (or of ``skeletons``); a variation that resolves to a
     kernel already listed (AT-10 with int8_w8a8 is AT-11) is listed once."""
     seen: set[str] = set()
     for v in _candidates(cat, skeletons):
+        if v.platform is not None:  # the defaults on another platform: there or nowhere
+            yield v
+            continue
         resolved = _on_a_platform_that_has_it(cat, v)
         if resolved is None:
             yield v  # refused everywhere: run_variation reports why
@@ -110,6 +113,9 @@ def _candidates(cat: Catalogue, skeletons: Sequence[str]) -> Iterator[Variation]
     for sk in cat.skeletons():
         if skeletons and sk.id not in skeletons:
             continue
+        slot = next(iter(sk.slots.values()))
+        for platform in sorted(p for p in cat.platforms if p != DEFAULT_PLATFORM):
+            yield Variation(sk.id, slot.default, platform=platform)  # every platform builds the defaults
         for atom in cat.slot_atoms(sk):
             yield Variation(sk.id, atom.id)
             for name, spec in cat.slot_specs(sk, atom.id).items():
