@@ -115,7 +115,8 @@ def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams) -
             key = tuple((op.pipe, c, op.deps) for op, c in zip(task.ops, cycles))
             if key in cache:
                 task.duration, busy, times = cache[key]
-                task.busy, task.op_times = dict(busy), list(times)
+                # shared, not copied: nothing changes them after this (a copy per task cost ~1 KB each at long T)
+                task.busy, task.op_times = busy, times
             else:
                 _simulate(task, cycles, params)
                 cache[key] = (task.duration, task.busy, task.op_times)

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, L1Blocks, cube_grid, lower_cube, lower_vec, nbytes_of, rows_cols
+from .lower import Body, L1Blocks, cube_grid, forget_grids, lower_cube, lower_vec, nbytes_of, rows_cols
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
@@ -164,6 +164,13 @@ def _mergeable(groups: list[Group]) -> set[int]:
 
 
 def build_graph(record: RunRecord, params: CostParams) -> Graph:
+    try:
+        return _build_graph(record, params)
+    finally:
+        forget_grids()
+
+
+def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     refs: dict[int, TensorRef] = {}
     for op in record.ops:
         for t in op.inputs:

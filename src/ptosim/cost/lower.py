@@ -31,6 +31,7 @@ _SCALAR = {o.name: o.scalar_tile_op for o in OPS.values() if o.scalar_tile_op}
 _UNARY = {o.name: o.tile_op for o in OPS.values() if o.family in ("unary", "cast") and o.tile_op}
 
 
+@lru_cache(maxsize=256)
 def nbytes_of(dtype: str) -> int:
     """Bytes per element of a recorded dtype spelling (``ptosim.dtypes``); 4 for one it lacks."""
     try:
@@ -41,6 +42,12 @@ def nbytes_of(dtype: str) -> int:
 
 def rows_cols(shape: Sequence[int]) -> tuple[int, int]:
     """The 2-D view used for tiles and boxes: (product of the leading dims, last dim)."""
+    # cached: the lowering asks for the same few shapes hundreds of thousands of times at long T
+    return _rows_cols(shape if type(shape) is tuple else tuple(shape))
+
+
+@lru_cache(maxsize=8192)
+def _rows_cols(shape: tuple[int, ...]) -> tuple[int, int]:
     if not shape:
         return 1, 1
     if len(shape) == 1:
@@ -101,8 +108,27 @@ def _canon(resolve: Resolver, ref: TensorRef, box: Box) -> Box:
 # --- vector --------------------------------------------------------------------------------------
 
 
+#: id(op) -> (op, its vec_grid): the grid of an op is asked for once per row block and per partition
+#: rule; the entry holds the op, so its id cannot be reused while cached (cleared by forget_grids)
+_GRIDS: dict[int, tuple[OpRecord, tuple[int, int, int, int]]] = {}
+
+
+def forget_grids() -> None:
+    """Drop the vec_grid cache (build_graph does, when done, so no record outlives its estimate)."""
+    _GRIDS.clear()
+
+
 def vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
     """(rows R, tile rows tr, cols C, tile cols tc) of a vector op: its largest operand tiled by op.tile."""
+    hit = _GRIDS.get(id(op))
+    if hit is not None and hit[0] is op:
+        return hit[1]
+    grid = _vec_grid(op)
+    _GRIDS[id(op)] = (op, grid)
+    return grid
+
+
+def _vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
     shapes = [t.shape for t in op.inputs] + ([op.output.shape] if op.output is not None else [])
     big = max(shapes, key=lambda s: math.prod(s) if s else 1) if shapes else (1,)
     R, C = rows_cols(big)
@@ -120,13 +146,15 @@ def _box(ref: TensorRef, R: int, r0: int, r1: int) -> Box:
     return (0, ro, 0, co)
 
 
-def _col_tiles(box: Box, tc: int, nct: int) -> list[Box]:
+def _col_tile(box: Box, tc: int, nct: int, ct: int) -> Box:
+    """Column tile ``ct`` of ``nct`` (``tc`` wide) of a box; past its last tile, the last one again
+    (a narrower operand broadcast over the column tiles); a one-column box is every tile."""
     r0, r1, c0, c1 = box
     if nct == 1 or c1 - c0 <= 1:
-        return [box] * nct
-    tiles = [(r0, r1, c, min(c + tc, c1)) for c in range(c0, c1, tc)]
-    tiles += [tiles[-1]] * max(0, nct - len(tiles))
-    return tiles[:nct]
+        return box
+    last = (c1 - c0 - 1) // tc  # index of the last real tile; later ones repeat it
+    c = c0 + min(ct, last) * tc
+    return (r0, r1, c, min(c + tc, c1))
 
 
 def _shape(box: Box) -> tuple[int, int]:
@@ -161,7 +189,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
 
     def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None, rows: tuple[int, int] = (r0, r1)
                 ) -> tuple[int | tuple[int, ...], tuple[int, int]]:
-        box = window or _col_tiles(_box(ref, R, *rows), tc, nct)[ct]
+        box = window or _col_tile(_box(ref, R, *rows), tc, nct, ct)
         uid = ref.uid
         link = links.get(uid)
         if link is not None and src > link[1]:
@@ -214,7 +242,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         for sr0, sr1 in subs:
             for ct in range(nct):
                 ins = [operand(t, ct, op.seq, rows=(sr0, sr1)) for t in tensors]
-                oshape = _shape(_col_tiles(_box(out, R, sr0, sr1), tc, nct)[ct]) if out is not None else (sr1 - sr0, 1)
+                oshape = _shape(_col_tile(_box(out, R, sr0, sr1), tc, nct, ct)) if out is not None else (sr1 - sr0, 1)
                 odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
                 idt = tensors[0].dtype if tensors else odt
                 name = op.op
@@ -257,7 +285,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                     continue
                 local.setdefault(out.uid, {}).setdefault(sr0, []).append(res)
                 if needs_out(out.uid):
-                    box = _col_tiles(_box(out, R, sr0, sr1), tc, nct)[ct]
+                    box = _col_tile(_box(out, R, sr0, sr1), tc, nct, ct)
                     full = rows_cols(out.shape)
                     if "cache_rows" in op.attrs:
                         # a scatter writes its rows to GM itself (PyPTO 0.2.0's INDEX_OUTCAST, no COPY_OUT);
@@ -368,9 +396,10 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
                 body.ub_bytes += blk
                 l1.store(side, key, hit)
             idx[side] = hit
+        steps = _k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)
         l0a = [body.add(TileOp(gap_names[0], "MTE1", c_a, (idx["a"],), (m_rows, ks), m_rows * ks * ab, None, op.seq))
-               for ks, c_a, _cb, _cm, _cacc in _k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)]
-        for j, (ks, _ca, c_b, c_mul, c_acc) in enumerate(_k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)):
+               for ks, c_a, _cb, _cm, _cacc in steps]
+        for j, (ks, _ca, c_b, c_mul, c_acc) in enumerate(steps):
             l0b = body.add(TileOp(gap_names[1], "MTE1", c_b, (idx["b"],), (ks, n_cols), ks * n_cols * bb, None, op.seq))
             prev_mul = body.add(TileOp("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc,
                                        (l0a[j], l0b) + ((prev_mul,) if prev_mul >= 0 else ()), (m_rows, n_cols),

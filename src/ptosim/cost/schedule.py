@@ -73,6 +73,7 @@ class _DeviceRun:
         self.last_done = start_at
         self.events: list[tuple[int, int, int, int]] = []
         self.eseq = 0
+        self._ticks: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}  #: id(op_times) -> (it, tick ends)
         self.last_step = -1
         for t in members:
             if self.left[t] == 0:
@@ -148,6 +149,16 @@ class _DeviceRun:
                 out[x] = (t, kind)
         return out
 
+    def _tick_ends(self, op_times: list[tuple[int, int]]) -> list[int]:
+        """The op ends (from the task's start) a running task asks steps at: every n-th distinct op
+        span, at most ~64. Tasks with the same pipe simulation share their op_times list (core.py),
+        so this is worked out once per distinct list."""
+        hit = self._ticks.get(id(op_times))
+        if hit is None or hit[0] is not op_times:
+            ends = [end for _s, end in sorted(set(op_times))[:: max(1, len(op_times) // 64)]]
+            hit = self._ticks[id(op_times)] = (op_times, ends)
+        return hit[1]
+
     def dispatch(self, a: int, t: int) -> int:
         tasks, ready = self.tasks, self.ready
         while ready["HUB"] and ready["HUB"][0][0] <= t:  # sync tasks
@@ -176,7 +187,7 @@ class _DeviceRun:
             core.task, core.end, core.last_root = tid, task.end, task.root
             for i in range(min(len(task.ops), self.p.task_start_steps)):  # a step per tile, a cycle apart
                 self.push(task.start + i, _TICK, -1)
-            for _op_start, op_end in sorted(set(task.op_times))[:: max(1, len(task.op_times) // 64)]:
+            for op_end in self._tick_ends(task.op_times):
                 self.push(task.start + op_end, _TICK, -1)
             self.push(task.end, _TICK, -1)
         return t + sc if sc else t + 1

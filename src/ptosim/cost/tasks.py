@@ -89,6 +89,10 @@ class Aliases:
         return self.resolve(uid, box, shape)
 
     def resolve(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
+        ref = self.refs.get(uid)
+        if uid not in self.read and (shape is None or ref is None or shape == ref.shape):
+            # the common case: the tensor itself, in its own shape (canon and the alias walk are no-ops)
+            return uid, box, False, bool(ref.cacheable) if ref is not None else True
         box = self.canon(uid, box, shape)
         via_view = False
         seen = 0
@@ -208,7 +212,13 @@ def _overlapping(writers: dict[int, dict[int, list[tuple[Box, int]]]], uid: int,
     by_bucket = writers.get(uid)
     if not by_bucket:
         return []
-    return [w for k in _buckets(box, rows_per_bucket(uid)) for wbox, w in by_bucket.get(k, ()) if overlap(box, wbox)]
+    r0, r1, c0, c1 = box  # overlap() inlined: this runs once per read of every task
+    out = []
+    for k in _buckets(box, rows_per_bucket(uid)):
+        for wbox, w in by_bucket.get(k, ()):
+            if r0 < wbox[1] and wbox[0] < r1 and c0 < wbox[3] and wbox[2] < c1:
+                out.append(w)
+    return out
 
 
 def _waits_for(by_id: dict[int, Task], a: int, b: int) -> bool:
