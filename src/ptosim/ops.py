@@ -182,6 +182,25 @@ def exp(input: Tensor, precision_type: Any = None) -> Tensor:
     return _unary("exp", input, _via_float64(np.exp))
 
 
+def _sigmoid_fp32(x: np.ndarray) -> np.ndarray:
+    # PyPTO's own steps, each rounded to FP32: MULS(-1), EXP, ADDS(1), DIV(VEC_DUP(1), .)
+    e = _via_float64(np.exp)(np.negative(x, dtype=np.float32))
+    return np.float32(1.0) / (e + np.float32(1.0))
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)), elementwise.
+
+    Measured on PyPTO 0.2.0 (verify and SIM, [8, 64] tiles): it lowers to MULS(-1), EXP, ADDS(1),
+    VEC_DUP(1), DIV in FP32 (a BF16/FP16 input is CAST to FP32 first and the result CAST back),
+    and its CPU verify output equals torch's FP32 ``1 / (1 + exp(-x))`` bit for bit. Its docstring
+    names DT_FP32 only, yet FP16 and BF16 compile and verify. ptosim takes the same steps with
+    the exp rounded once from float64 (as ``exp``), so it can differ from the verify path by an
+    ulp where torch's FP32 exp is not correctly rounded.
+    """
+    return _unary("sigmoid", input, _sigmoid_fp32)
+
+
 def sqrt(input: Tensor, precision_type: Any = None) -> Tensor:
     return _unary("sqrt", input, np.sqrt)
 

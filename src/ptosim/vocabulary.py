@@ -68,6 +68,7 @@ OPS: dict[str, OpInfo] = {
             "abs": ("ABS", None), "sqrt": ("SQRT", None),
             "rsqrt": (None, None),  # the profile's lowering: SQRT, VEC_DUP(1.0), DIV
             "exp": ("EXP", None), "neg": ("NEG", None),
+            "sigmoid": (None, None),  # the profile's lowering: MULS, EXP, ADDS, VEC_DUP(1.0), DIV
         }),
         *_ops("ops", "reduce", "V", "reduce", True, {"sum": ("ROWSUM_SINGLE", None), "amax": ("ROWMAX_SINGLE", None)}),
         *_ops("ops", "full", "V", "unary", True, {"full": ("VEC_DUP", None)}),
