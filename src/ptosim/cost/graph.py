@@ -335,8 +335,11 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
 
     dependencies(tasks, aliases)
     ndev = len(device_tasks(tasks, root_info, runtime))
-    inputs = {o.seq: {t.uid for t in o.inputs} for o in record.ops}
-    sync_tasks(tasks, root_info, aliases, {t.id: set().union(*(inputs[q] for q in t.record_ops)) for t in tasks})
+    # sync_tasks asks which tasks read a tensor a root of S ops made: only those tensors are kept
+    made = set().union(*(info["made"] for info in root_info))
+    inputs = {o.seq: {t.uid for t in o.inputs if t.uid in made} for o in record.ops} if made else {}
+    sync_tasks(tasks, root_info, aliases,
+               {t.id: set().union(*(inputs[q] for q in t.record_ops)) for t in tasks} if made else {})
     devices: list[list[int]] = [[] for _ in range(ndev)]
     for t in tasks:
         devices[t.device].append(t.id)

@@ -114,8 +114,9 @@ _GRIDS: dict[int, tuple[OpRecord, tuple[int, int, int, int]]] = {}
 
 
 def forget_grids() -> None:
-    """Drop the vec_grid cache (build_graph does, when done, so no record outlives its estimate)."""
+    """Drop the vec_grid and cube plan caches (build_graph does, when done, so no record outlives its estimate)."""
     _GRIDS.clear()
+    _PLANS.clear()
 
 
 def vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
@@ -357,9 +358,15 @@ def _k_steps(gaps: tuple[str, str], adt: str, bdt: str, ab: int, bb: int, m_rows
     return tuple(out)
 
 
-def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams) -> None:
-    """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``."""
-    body.record_ops.append(op.seq)
+#: id(op) -> (op, its _cube_plan), as _GRIDS (a matmul has one cube task per output tile)
+_PLANS: dict[int, tuple[OpRecord, tuple]] = {}
+
+
+def _cube_plan(op: OpRecord) -> tuple:
+    """What lower_cube needs of a matmul that does not depend on the output tile."""
+    hit = _PLANS.get(id(op))
+    if hit is not None and hit[0] is op:
+        return hit[1]
     a, b = op.inputs[0], op.inputs[1]
     m, n, k = int(op.attrs.get("m", 1)), int(op.attrs.get("n", 1)), int(op.attrs.get("k", 1))
     a_trans, b_trans = bool(op.attrs.get("a_trans")), bool(op.attrs.get("b_trans"))
@@ -368,16 +375,25 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
     kk = tuple(int(v) for v in ct.get("k", (k, k)))
     kl0, kl1 = kk[0], min(kk[1], kk[2] if len(kk) > 2 else kk[1])
     rows = rows_cols(op.output.shape)[0] if op.output is not None else m
+    acc = "INT32" if a.dtype.upper() == "INT8" else "FP32"
+    gap_names = ("L1_TO_L0A", "L1_TO_L0Bt" if b_trans else "L1_TO_L0B")
+    plan = (n, k, a_trans, b_trans, mt, nt, kl0, kl1, rows, nbytes_of(a.dtype), nbytes_of(b.dtype), acc, rows_cols(a.shape),
+            rows_cols(b.shape), gap_names)
+    _PLANS[id(op)] = (op, plan)
+    return plan
+
+
+def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams) -> None:
+    """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``."""
+    body.record_ops.append(op.seq)
+    a, b = op.inputs[0], op.inputs[1]
+    n, k, a_trans, b_trans, mt, nt, kl0, kl1, rows, ab, bb, acc, a_full, b_full, gap_names = _cube_plan(op)
     m0 = mi * mt
     m_rows = max(1, min(mt, rows - m0))
     n0 = nj * nt
     n_cols = max(1, min(nt, n - n0))
-    ab, bb = nbytes_of(a.dtype), nbytes_of(b.dtype)
-    acc = "INT32" if a.dtype.upper() == "INT8" else "FP32"
-    a_full, b_full = rows_cols(a.shape), rows_cols(b.shape)
     prev_mul = -1
     first = True
-    gap_names = ("L1_TO_L0A", "L1_TO_L0Bt" if b_trans else "L1_TO_L0B")
     for c0 in range(0, k, kl1):
         kc = min(kl1, k - c0)
         a_box: Box = (c0, c0 + kc, m0, m0 + m_rows) if a_trans else (m0, m0 + m_rows, c0, c0 + kc)
