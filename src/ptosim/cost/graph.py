@@ -28,7 +28,8 @@ from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, L1Blocks, cube_grid, forget_grids, lower_cube, lower_vec, nbytes_of, rows_cols
+from .lower import Body, forget_grids, lower_vec, nbytes_of, rows_cols
+from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
@@ -168,6 +169,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
         return _build_graph(record, params)
     finally:
         forget_grids()
+        forget_plans()
 
 
 def _build_graph(record: RunRecord, params: CostParams) -> Graph:

@@ -18,10 +18,10 @@ from typing import Any, Callable, Mapping, Sequence
 from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
 from ..vocabulary import OPS
-from .latency import copy_in_cycles, tileop_cycles
+from .latency import tileop_cycles
 from .params import CostParams
 
-__all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid", "lower_vec", "lower_cube", "cube_grid"]
+__all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid", "lower_vec"]
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
@@ -114,9 +114,8 @@ _GRIDS: dict[int, tuple[OpRecord, tuple[int, int, int, int]]] = {}
 
 
 def forget_grids() -> None:
-    """Drop the vec_grid and cube plan caches (build_graph does, when done, so no record outlives its estimate)."""
+    """Drop the vec_grid cache (build_graph does, when done, so no record outlives its estimate)."""
     _GRIDS.clear()
-    _PLANS.clear()
 
 
 def vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
@@ -298,135 +297,3 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                                         (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable),
                                         op.seq))
                     body.writes.append((out.uid, _canon(resolve, out, box)))
-
-
-# --- cube ----------------------------------------------------------------------------------------
-
-
-def cube_grid(op: OpRecord) -> tuple[int, int, int, int]:
-    """(m tiles, n tiles, mL0, nL0) of a matmul record; batch dims count as more rows."""
-    m, n = int(op.attrs.get("m", 1)), int(op.attrs.get("n", 1))
-    ct = op.cube_tile or {}
-    rows = rows_cols(op.output.shape)[0] if op.output is not None else m
-    mt = int(ct.get("m", (m,))[0]) or m
-    nt = int(ct.get("n", (n,))[0]) or n
-    return -(-rows // mt), -(-n // nt), mt, nt
-
-
-class L1Blocks:
-    """Which repeated GM blocks a merged cube task may take from L1 instead of copying them again.
-
-    Per operand it keeps the first ``cap - 1`` distinct blocks plus the most recent one, cap being
-    how many such blocks fit in L1 next to the other operand's (PyPTO's L1-reuse runs show the same
-    pattern: with 128 KiB weight blocks, 3 of 8 are reused).
-    """
-
-    def __init__(self, l1_bytes: int) -> None:
-        self.l1 = l1_bytes
-        self.order: dict[str, list[Any]] = {}
-        self.index: dict[Any, int] = {}
-
-    def lookup(self, side: str, key: Any, block_bytes: int) -> int | None:
-        if key not in self.index:
-            return None
-        cap = max(1, self.l1 // max(1, block_bytes) - 1)
-        order = self.order[side]
-        pos = order.index(key)
-        return self.index[key] if pos < cap - 1 or pos == len(order) - 1 else None
-
-    def store(self, side: str, key: Any, idx: int) -> None:
-        order = self.order.setdefault(side, [])
-        if key in order:
-            order.remove(key)
-        order.append(key)
-        self.index[key] = idx
-
-
-@lru_cache(maxsize=4096)
-def _k_steps(gaps: tuple[str, str], adt: str, bdt: str, ab: int, bb: int, m_rows: int, n_cols: int, kc: int, kl0: int,
-             params: CostParams) -> tuple[tuple[int, int, int, int, int], ...]:
-    """Per kL0 step of one kL1 chunk: (ks, L1->L0A, L1->L0B, first A_MUL_B, A_MULACC_B cycles) — the
-    same for every chunk of that width, so a long K loop prices its tile ops once."""
-    out = []
-    for s in range(0, kc, kl0):
-        ks = min(kl0, kc - s)
-        out.append((ks,
-                    tileop_cycles(gaps[0], [(m_rows, kc), (m_rows, ks)], adt, ab, params),
-                    tileop_cycles(gaps[1], [(n_cols, kc), (ks, n_cols)], bdt, bb, params),
-                    tileop_cycles("A_MUL_B", [(m_rows, ks), (ks, n_cols), (m_rows, n_cols)], adt, ab, params),
-                    tileop_cycles("A_MULACC_B", [(m_rows, ks), (ks, n_cols), (m_rows, n_cols), (m_rows, n_cols)], adt, ab, params)))
-    return tuple(out)
-
-
-#: id(op) -> (op, its _cube_plan), as _GRIDS (a matmul has one cube task per output tile)
-_PLANS: dict[int, tuple[OpRecord, tuple]] = {}
-
-
-def _cube_plan(op: OpRecord) -> tuple:
-    """What lower_cube needs of a matmul that does not depend on the output tile."""
-    hit = _PLANS.get(id(op))
-    if hit is not None and hit[0] is op:
-        return hit[1]
-    a, b = op.inputs[0], op.inputs[1]
-    m, n, k = int(op.attrs.get("m", 1)), int(op.attrs.get("n", 1)), int(op.attrs.get("k", 1))
-    a_trans, b_trans = bool(op.attrs.get("a_trans")), bool(op.attrs.get("b_trans"))
-    ct = op.cube_tile or {}
-    _mtiles, _ntiles, mt, nt = cube_grid(op)
-    kk = tuple(int(v) for v in ct.get("k", (k, k)))
-    kl0, kl1 = kk[0], min(kk[1], kk[2] if len(kk) > 2 else kk[1])
-    rows = rows_cols(op.output.shape)[0] if op.output is not None else m
-    acc = "INT32" if a.dtype.upper() == "INT8" else "FP32"
-    gap_names = ("L1_TO_L0A", "L1_TO_L0Bt" if b_trans else "L1_TO_L0B")
-    plan = (n, k, a_trans, b_trans, mt, nt, kl0, kl1, rows, nbytes_of(a.dtype), nbytes_of(b.dtype), acc, rows_cols(a.shape),
-            rows_cols(b.shape), gap_names)
-    _PLANS[id(op)] = (op, plan)
-    return plan
-
-
-def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams) -> None:
-    """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``."""
-    body.record_ops.append(op.seq)
-    a, b = op.inputs[0], op.inputs[1]
-    n, k, a_trans, b_trans, mt, nt, kl0, kl1, rows, ab, bb, acc, a_full, b_full, gap_names = _cube_plan(op)
-    m0 = mi * mt
-    m_rows = max(1, min(mt, rows - m0))
-    n0 = nj * nt
-    n_cols = max(1, min(nt, n - n0))
-    prev_mul = -1
-    first = True
-    for c0 in range(0, k, kl1):
-        kc = min(kl1, k - c0)
-        a_box: Box = (c0, c0 + kc, m0, m0 + m_rows) if a_trans else (m0, m0 + m_rows, c0, c0 + kc)
-        b_box: Box = (n0, n0 + n_cols, c0, c0 + kc) if b_trans else (c0, c0 + kc, n0, n0 + n_cols)
-        idx = {}
-        for side, ref, box, nbyte, full in (("a", a, a_box, ab, a_full), ("b", b, b_box, bb, b_full)):
-            base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
-            key = (base, bbox)
-            blk = (box[1] - box[0]) * (box[3] - box[2]) * nbyte
-            hit = l1.lookup(side, key, blk)
-            if hit is None:  # (re)load: it becomes the most recent block of its side
-                shape = _shape(box)
-                hit = body.add(TileOp("COPY_IN", "MTE_IN", copy_in_cycles(full, shape, ref.dtype, nbyte, params),
-                                      (), shape, blk, (base, bbox, cacheable), op.seq))
-                body.reads.append((base, bbox, via_view))
-                body.ub_bytes += blk
-                l1.store(side, key, hit)
-            idx[side] = hit
-        steps = _k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)
-        l0a = [body.add(TileOp(gap_names[0], "MTE1", c_a, (idx["a"],), (m_rows, ks), m_rows * ks * ab, None, op.seq))
-               for ks, c_a, _cb, _cm, _cacc in steps]
-        for j, (ks, _ca, c_b, c_mul, c_acc) in enumerate(steps):
-            l0b = body.add(TileOp(gap_names[1], "MTE1", c_b, (idx["b"],), (ks, n_cols), ks * n_cols * bb, None, op.seq))
-            prev_mul = body.add(TileOp("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc,
-                                       (l0a[j], l0b) + ((prev_mul,) if prev_mul >= 0 else ()), (m_rows, n_cols),
-                                       m_rows * n_cols * 4, None, op.seq))
-            first = False
-    out = op.output
-    if out is None:
-        return
-    box = (m0, m0 + m_rows, n0, n0 + n_cols)
-    base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
-    full = rows_cols(out.shape)
-    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
-                    (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
-    body.writes.append((out.uid, _canon(resolve, out, box)))
