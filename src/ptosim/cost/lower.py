@@ -99,7 +99,7 @@ class Body:
 Resolver = Callable[..., tuple[int, Box, bool, bool]]  # (uid, box, shape of the ref read or written)
 
 
-def _canon(resolve: Resolver, ref: TensorRef, box: Box) -> Box:
+def canonical_box(resolve: Resolver, ref: TensorRef, box: Box) -> Box:
     """``box`` of ``ref`` in its tensor's first shape (an in-place reshape keeps the uid, not the shape)."""
     canon = getattr(resolve, "canon", None)
     return canon(ref.uid, box, tuple(ref.shape)) if canon is not None else box
@@ -157,7 +157,7 @@ def _col_tile(box: Box, tc: int, nct: int, ct: int) -> Box:
     return (r0, r1, c, min(c + tc, c1))
 
 
-def _shape(box: Box) -> tuple[int, int]:
+def box_shape(box: Box) -> tuple[int, int]:
     return (box[1] - box[0], box[3] - box[2])
 
 
@@ -199,15 +199,15 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
             # the sub-blocks of the producer that overlap these rows (all of them for a [1, C] result)
             hit = [p for a, p in blocks.items() if box[0] <= a < box[1]] or list(blocks.values())
             deps = tuple(p[min(ct, len(p) - 1)] for p in hit)
-            return (deps[0] if len(deps) == 1 else deps), _shape(box)
+            return (deps[0] if len(deps) == 1 else deps), box_shape(box)
         base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
         key = (base, bbox)
         if key not in body.loaded:
             full = rows_cols(ref.shape)
-            body.loaded[key] = emit("COPY_IN", "MTE_IN", [full, _shape(box)], ref.dtype, (), _shape(box), ref.dtype,
+            body.loaded[key] = emit("COPY_IN", "MTE_IN", [full, box_shape(box)], ref.dtype, (), box_shape(box), ref.dtype,
                                     src, gm=(base, bbox, cacheable))
             body.reads.append((base, bbox, via_view))
-        return body.loaded[key], _shape(box)
+        return body.loaded[key], box_shape(box)
 
     for op in ops:
         body.record_ops.append(op.seq)
@@ -230,19 +230,19 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                 dr, dc = row_offset(offs, tuple(out.shape)), int(offs[-1]) if offs else 0
                 box = (r0 + dr, r1 + dr, dc, dc + C)
             base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
-            oshape = _shape(box)
+            oshape = box_shape(box)
             body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype,
                                                                  nbytes_of(out.dtype), params),
                             res if isinstance(res, tuple) else (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(out.dtype),
                             (base, bbox, cacheable), op.seq))
-            body.writes.append((out.uid, _canon(resolve, out, box)))
+            body.writes.append((out.uid, canonical_box(resolve, out, box)))
             continue
         # an op tiled finer than the block runs once per row sub-block of its own tile
         subs = [(a, min(r1, a + _tr)) for a in range(r0, r1, _tr)] if _R == R and _tr < r1 - r0 else [(r0, r1)]
         for sr0, sr1 in subs:
             for ct in range(nct):
                 ins = [operand(t, ct, op.seq, rows=(sr0, sr1)) for t in tensors]
-                oshape = _shape(_col_tile(_box(out, R, sr0, sr1), tc, nct, ct)) if out is not None else (sr1 - sr0, 1)
+                oshape = box_shape(_col_tile(_box(out, R, sr0, sr1), tc, nct, ct)) if out is not None else (sr1 - sr0, 1)
                 odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
                 idt = tensors[0].dtype if tensors else odt
                 name = op.op
@@ -296,4 +296,4 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                         body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
                                         (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable),
                                         op.seq))
-                    body.writes.append((out.uid, _canon(resolve, out, box)))
+                    body.writes.append((out.uid, canonical_box(resolve, out, box)))

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..record import OpRecord
 from .latency import copy_in_cycles, tileop_cycles
-from .lower import Body, Box, Resolver, TileOp, _canon, _shape, nbytes_of, rows_cols
+from .lower import Body, Box, Resolver, TileOp, box_shape, canonical_box, nbytes_of, rows_cols
 from .params import CostParams
 
 __all__ = ["cube_grid", "L1Blocks", "lower_cube", "forget_plans"]
@@ -122,7 +122,7 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
             blk = (box[1] - box[0]) * (box[3] - box[2]) * nbyte
             hit = l1.lookup(side, key, blk)
             if hit is None:  # (re)load: it becomes the most recent block of its side
-                shape = _shape(box)
+                shape = box_shape(box)
                 hit = body.add(TileOp("COPY_IN", "MTE_IN", copy_in_cycles(full, shape, ref.dtype, nbyte, params),
                                       (), shape, blk, (base, bbox, cacheable), op.seq))
                 body.reads.append((base, bbox, via_view))
@@ -146,4 +146,4 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
     full = rows_cols(out.shape)
     body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
                     (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
-    body.writes.append((out.uid, _canon(resolve, out, box)))
+    body.writes.append((out.uid, canonical_box(resolve, out, box)))
