@@ -79,6 +79,7 @@ OPS: dict[str, OpInfo] = {
         *_ops("movement", "assemble", "any", None, False, {"assemble": (None, None)}),
         *_ops("movement", "reshape", "any", None, False, {"reshape": (None, None)}),
         *_ops("scatter", "scatter", "V", "unary", False, {"scatter_update": (None, None)}),
+        *_ops("select", "topk", "V", "unary", True, {"topk": ("TOPK", None)}),  # PyPTO's SIM: see select.topk
     ]
 }
 

@@ -53,10 +53,12 @@ def test_every_target_spells_every_op() -> None:
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.stem)
 def test_every_profile_lists_the_dtype_checked_ops(profile: Path) -> None:
+    from ptosim.vocabulary import OPS as TABLE  # a profile rules ptosim's ops, card syntax or not
+
     op_dtypes = yaml.safe_load(profile.read_text(encoding="utf-8"))["op_dtypes"]
-    checked = {n for n, s in OPS.items() if s.dtype_checked}
+    checked = {n for n, s in TABLE.items() if s.dtype_checked}
     assert not checked - set(op_dtypes), f"{profile.name}: op_dtypes lacks {sorted(checked - set(op_dtypes))}"
-    assert not set(op_dtypes) - set(OPS), f"{profile.name}: op_dtypes names unknown ops {sorted(set(op_dtypes) - set(OPS))}"
+    assert not set(op_dtypes) - checked, f"{profile.name}: op_dtypes names unknown ops {sorted(set(op_dtypes) - checked)}"
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -88,11 +90,12 @@ def test_pseudo_code_renders(name: str) -> None:
 
 def test_every_recorded_ptosim_op_with_card_syntax_is_a_card_op() -> None:
     """The card vocabulary is derived from ptosim's table: an op of a family with card syntax is a
-    card op without an edit in pattern-gen (``zeros`` has no card syntax: cards say ``full``)."""
+    card op without an edit in pattern-gen (``zeros`` has no card syntax: cards say ``full``; ``topk``'s
+    family, two results, has none yet: the MoE router cards will give it one)."""
     from ptosim.vocabulary import OPS as TABLE
 
     for info in TABLE.values():
         if info.name in OPS:
             spec = OPS[info.name]
             assert (spec.unit, spec.footprint, spec.dtype_checked, spec.family) == (info.unit, info.footprint, info.dtype_checked, info.family)
-    assert set(TABLE) - set(OPS) == {"zeros"}, "a ptosim op of a family with card syntax is a card op"
+    assert set(TABLE) - set(OPS) == {"zeros", "topk"}, "a ptosim op of a family with card syntax is a card op"

@@ -439,7 +439,7 @@ def test_several_check_problems_in_one_run_are_all_reported(cli, catalogue_copy)
     cat = catalogue_copy
     cat.edit(AT10, "constraints: [C-API-02,", "constraints: [C-API-20,")
     cat.edit(SK03, "key: stitch_function_max_num\n      value: 128", "key: stitch_function_max_num\n      value: 0")
-    cat.edit(AT09, "depends_on: [AT-05, AT-06, AT-22]", "depends_on: [AT-05, AT-06, AT-22, SK-99]")
+    cat.edit(AT09, "depends_on: [AT-05, AT-06, AT-08, AT-22]", "depends_on: [AT-05, AT-06, AT-08, AT-22, SK-99]")
     run = validate(cli, cat)
     assert sorted(run.codes()) == ["bad-option", "unknown-card", "unknown-constraint"], run.stderr
 

@@ -119,7 +119,7 @@ def test_list_tag_filter(cli):
     assert [r["id"] for r in _list(cli, "--tag", "norm")] == ["AT-03", "AT-10", "AT-11"]
     assert [r["id"] for r in _list(cli, "--tag", "norm-linear-quant")] == ["AT-11"]
     assert [r["id"] for r in _list(cli, "--tag", "projection")] == ["SK-03", "SK-04", "SK-05"]
-    assert [r["id"] for r in _list(cli, "--kind", "atom", "--tag", "quant")] == ["AT-05"]
+    assert [r["id"] for r in _list(cli, "--kind", "atom", "--tag", "quant")] == ["AT-05", "AT-08"]
 
 
 def test_list_unknown_tag_exits_2_with_the_closest_tag(cli):
@@ -160,7 +160,7 @@ def test_show_at10_json_inherits_the_mission_parameters(cli):
         assert rows[name]["default"] == default, name
         assert rows[name]["from"] == origin, name
     assert rows["rsqrt_mode"]["choices"] == ["rsqrt", "sqrt_div"]
-    assert rows["quant_mode"]["choices"] == ["none", "int8_w8a8", "mxfp8"]
+    assert rows["quant_mode"]["choices"] == ["none", "int8_w8a8", "mxfp8", "fp8_w8a8"]
     assert rows["out_dtype"]["choices"] == ["BF16", "FP32"]
     assert rows["has_gamma"]["type"] == "bool"
     assert detail["used_by"] == ["SK-03", "SK-04", "SK-05"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ptosim as pypto
-from ptosim.errors import DTypeError
+from ptosim.errors import DTypeError, ShapeError
 
 RNG = np.random.default_rng(32)
 FLOATS = {"BF16": ml_dtypes.bfloat16, "FP16": np.float16, "FP32": np.float32}
@@ -114,3 +114,66 @@ def test_sigmoid_equals_real_pyptos_verify_output(run):
     # PyPTO's verify uses torch's FP32 exp, which is not always correctly rounded: <= 1 ulp apart
     assert np.all(np.abs(ours - y.numpy()) <= np.spacing(y.numpy()))
     assert np.mean(ours == y.numpy()) > 0.99
+
+
+# --- topk ----------------------------------------------------------------------------------------
+
+
+def stable_topk(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """float64 reference: best first, equal values in index order."""
+    key = x.astype(np.float64)
+    idx = np.take(np.argsort(-key if largest else key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis=axis), idx
+
+
+def tie_laden(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return RNG.integers(-4, 5, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dt", FLOATS)  # the profiles' topk row: the float dtypes
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("values", [logits, tie_laden])
+def test_topk_is_the_stable_sort_of_the_row(run, dt, largest, values):
+    x = values((16, 64), FLOATS[dt])
+    v, i = run(lambda t: pypto.topk(t, 8, -1, largest), x)
+    want_v, want_i = stable_topk(x, 8, 1, largest)
+    assert i.dtype == np.int32 and v.dtype == x.dtype and v.shape == i.shape == (16, 8)
+    np.testing.assert_array_equal(i, want_i)
+    np.testing.assert_array_equal(v.view(np.uint8), want_v.view(np.uint8))
+
+
+def test_topk_along_dim_0_and_by_default_the_last(run):
+    x = logits((16, 64), np.float32)
+    v0, i0 = run(lambda t: pypto.topk(t, 3, 0), x, tile=(16, 64))
+    want_v, want_i = stable_topk(x, 3, 0, True)
+    np.testing.assert_array_equal(i0, want_i)
+    np.testing.assert_array_equal(v0, want_v)
+    _, i_last = run(lambda t: pypto.topk(t, 5), x)
+    np.testing.assert_array_equal(i_last, stable_topk(x, 5, 1, True)[1])
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_matches_torch_values_and_untied_indices(run, largest):
+    torch = pytest.importorskip("torch")
+    for x in (logits((16, 64), np.float32), tie_laden((16, 64), np.float32)):
+        v, i = run(lambda t: pypto.topk(t, 8, -1, largest), x)
+        tv, ti = torch.topk(torch.from_numpy(x), 8, -1, largest)
+        np.testing.assert_array_equal(v, tv.numpy())
+        untied = (np.sum(x[:, None, :] == v[:, :, None], axis=-1) == 1)  # values that occur once in the row
+        np.testing.assert_array_equal(i[untied], ti.numpy()[untied])
+        np.testing.assert_array_equal(np.take_along_axis(x, i.astype(np.int64), 1), v)
+
+
+@pytest.mark.parametrize("k", [0, 65, -1])
+def test_topk_refuses_k_outside_the_axis(run, k):
+    with pytest.raises(ShapeError) as info:
+        run(lambda t: pypto.topk(t, k), np.zeros((8, 64), np.float32))
+    assert info.value.code == "argument" and "k =" in str(info.value)
+
+
+def test_topk_refuses_a_bad_dim_and_unlisted_dtypes(run):
+    with pytest.raises(ShapeError):
+        run(lambda t: pypto.topk(t, 2, 2), np.zeros((8, 64), np.float32))
+    with pytest.raises(DTypeError) as info:
+        run(lambda t: pypto.topk(t, 2), np.zeros((8, 64), np.int32))
+    assert info.value.code == "dtype-unsupported"

@@ -23,6 +23,7 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-03": "rmsnorm",
     "AT-04": "rope",
     "AT-05": "quant_int8",
+    "AT-08": "quant_fp8",
     "AT-06": "dequant",
     "AT-07": "swiglu",
     "AT-09": "linear",

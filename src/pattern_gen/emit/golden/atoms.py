@@ -141,6 +141,24 @@ def quant_int8(x, ties=None, site="codes"):
     return q, scale.astype(np.float32)
 
 
+# AT-08 per-token FP8 (E4M3) quant ----------------------------------------------------------------
+#: the largest finite E4M3 magnitude, and AT-08's lift of a row's max|x| (2^-100)
+FP8_MAX = 448.0
+FP8_LIFT = 2.0**-100
+
+
+def quant_fp8(x):
+    """AT-08: per row, q = E4M3(clip(x * (448 / (max|x| + 2^-100)), -448, 448)), round to nearest,
+    ties to even; the dequant scale is 1 / (448 / (max|x| + 2^-100)). The clip is the saturation:
+    ml_dtypes' cast turns a magnitude past 464 into NaN. An all-zero row gives q = 0."""
+    xf = f32(x)
+    amax = np.max(np.abs(xf), axis=-1, keepdims=True) + np.float32(FP8_LIFT)
+    qscale = np.float32(FP8_MAX) / amax
+    v = np.clip(xf * qscale, np.float32(-FP8_MAX), np.float32(FP8_MAX))
+    scale = np.float32(1.0) / qscale
+    return v.astype(FP8E4M3), scale.astype(np.float32)
+
+
 def store_tied(a, dtype, ties=None, site="store"):
     """``store`` of an intermediate a quantiser reads downstream: with ``ties``, each element's
     distance from its rounding boundary (the midpoint of its two neighbours in ``dtype``) in units
@@ -171,6 +189,16 @@ def quant_weight_int8(w, channel_axis):
     amax = np.max(np.abs(wf), axis=reduce_axis, keepdims=True)
     scale = (amax / np.float32(127.0)).astype(np.float32)
     q = np.clip(np.rint(wf / scale), -127, 127).astype(np.int8)
+    return q, scale.reshape(-1)
+
+
+def quant_weight_fp8(w, channel_axis):
+    """Symmetric per-channel E4M3 weights (offline): scale = max|w| / 448 per output channel, codes
+    round to nearest (ties to even) after the clip to +-448."""
+    wf = f32(w)
+    amax = np.max(np.abs(wf), axis=1 - channel_axis, keepdims=True)
+    scale = (amax / np.float32(FP8_MAX)).astype(np.float32)
+    q = np.clip(wf / scale, -FP8_MAX, FP8_MAX).astype(FP8E4M3)
     return q, scale.reshape(-1)
 
 
@@ -243,7 +271,8 @@ def linear(
 
     none: matmul of the BF16 activation, rounded once to out_dtype (FP32 first when a bias follows);
     int8_w8a8: AT-05 on x, INT32 product, AT-06 with the per-channel weight scale;
-    mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32.
+    mxfp8: MX-quantise x, products of the dequantised blocks accumulated in FP32;
+    fp8_w8a8: AT-08 on x, E4M3 codes' products accumulated in FP32, AT-06 with the channel scale.
     ``codes``: int8_w8a8 with the activation already quantised, (x_q, x_scale) (x is ignored);
     ``ties``: passed to AT-05's quant_int8 (int8_w8a8); with ``site``, the output's own rounding
     is recorded too (``store_tied``: an intermediate a quantiser reads); ``k_split``: K's halves
@@ -255,6 +284,9 @@ def linear(
     elif quant_mode == "int8_w8a8":
         x_q, x_scale = quant_int8(x, ties)
         acc = dequant(matmul_int8(x_q, weight, layout), x_scale, weight_scale)
+    elif quant_mode == "fp8_w8a8":
+        x_q, x_scale = quant_fp8(x)
+        acc = dequant(matmul_acc(x_q, weight, layout), x_scale, weight_scale)
     elif quant_mode == "mxfp8":
         xq, xs = mx_quantize(x)
         a = mx_dequantize(xq, xs)
@@ -335,6 +367,8 @@ def make_weight(rng, n, k, *, layout, quant_mode="none", quiet_rows=()):
         w = np.ascontiguousarray(w.T)
     if quant_mode == "int8_w8a8":
         return quant_weight_int8(w, channel_axis=0 if layout == "nk" else 1)
+    if quant_mode == "fp8_w8a8":
+        return quant_weight_fp8(w, channel_axis=0 if layout == "nk" else 1)
     return store(w, "BF16"), None
 
 
