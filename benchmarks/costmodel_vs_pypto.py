@@ -282,7 +282,7 @@ def fit(runs, cache):
     for limit in (409600, 438272, 458752):
         for min_tasks in (4, 8, 16):
             for switch in (0, 200, 800):
-                params = {"vec_ub_limit": limit, "vec_merge_min_tasks": min_tasks, "device_task_switch_cycles": switch}
+                params = {"vec_subgraph_ub_limit_bytes": limit, "vec_merge_min_tasks": min_tasks, "sched": {"device_task_switch_cycles": switch}}
                 rows = evaluate(fit_runs, params, cache, verbose=False)
                 err = sum(math.log(r["ratio"]) ** 2 + (0.02 if r["ptosim_tasks"] != r["pypto_tasks"] else 0.0)
                           for r in rows)

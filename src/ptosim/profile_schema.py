@@ -8,8 +8,8 @@ ptosim dtypes (``dtypes.py``), ``op_dtypes`` keys ops whose dtypes the profile r
 and whose ``problems`` lists every ``(key path, message)``; messages name the key and, for an
 unknown one, the closest valid spelling.
 
-The cost section's fields carry no defaults: a key the profile leaves out takes the default of
-the matching ``ptosim.cost.CostParams`` field, the one place those defaults are written.
+The cost section's fields carry the cost model's defaults (a2a3's values), written only here: a
+key a profile leaves out takes its field's default.
 """
 
 from __future__ import annotations
@@ -177,53 +177,71 @@ class CubeRules(Section):
         return _needs_default(table)
 
 
-# --- cost model (defaults: ptosim.cost.CostParams) -----------------------------------------------
+# --- cost model --------------------------------------------------------------------------------
+# Every coefficient's default is written here and nowhere else: a scalar's is a2a3's value (the
+# a2a3 profile states each one with its source); a table's is a minimal one (a profile gives its
+# own); a profile's ``cost:`` section replaces them key by key.
 
 
 class Level0(Section):
-    default_cycles: Count | None = None
-    bytes_per_repeat: Positive | None = None
-    cycles_per_repeat: Count | None = None
+    default_cycles: Count = 10
+    bytes_per_repeat: Positive = 256
+    cycles_per_repeat: Count = 2
 
 
 class Latency(Section):
-    freq_trans: Positive | None = None
-    gm_read_cycles: Count | None = None
-    gm_write_cycles: Count | None = None
-    ratio_one: dict[DTypeShort, list[str]] | None = None
-    level1: dict[str, tuple[float, float]] | None = None
-    level0: Level0 | None = None
+    freq_trans: Positive = 2000
+    gm_read_cycles: Count = 1400
+    gm_write_cycles: Count = 300
+    ratio_one: dict[DTypeShort, frozenset[str]] = {}
+    level1: dict[str, tuple[float, float]] = {
+        "COPY_IN": (2.613, 0.00240884), "COPY_OUT": (3.2883, 0.00195),
+        "MUL": (1.63706, 0.01419), "CAST": (0.9125, 0.015687),
+    }
+    level0: Level0 = Level0()
 
 
 class L2Cache(Section):
-    enabled: bool | None = None
-    size_bytes: Positive | None = None
-    line_bytes: Positive | None = None
-    hit_latency: Count | None = None
-    miss_extra_latency: Count | None = None
+    enabled: bool = False  # PyPTO's SIM runs without L2 (mteUseL2Cache = 0)
+    size_bytes: Positive = 20 * 1024 * 1024
+    line_bytes: Positive = 512
+    hit_latency: Count = 50
+    miss_extra_latency: Count = 150
 
 
 class Sched(Section):
-    aicpu_count: Positive | None = None
-    completion_cycles: Count | None = None
-    resolve_cycles: Count | None = None
-    scheduler_cycles: Count | None = None
-    device_task_switch_cycles: Count | None = None
-    fair_extra_cycles: Count | None = None
-    task_start_steps: Count | None = None
+    aicpu_count: Positive = 6
+    completion_cycles: Count = 240
+    resolve_cycles: Count = 390
+    scheduler_cycles: Count = 200
+    device_task_switch_cycles: Count = 200
+    fair_extra_cycles: Count = 40
+    task_start_steps: Count = 64
+
+
+#: a left-out ``vec_subgraph_ub_limit_bytes`` is a2a3's fitted limit scaled by the profile's UB
+UB_LIMIT_FIT = (438272, 196608)
 
 
 class CostSection(Section):
-    cycles_per_us: PositiveFloat | None = None
-    latency: Latency | None = None
-    issue_gap_cycles: Count | None = None
-    task_tail_cycles: Count | None = None
-    lowering: dict[AnyOp, list[str]] | None = None
+    cycles_per_us: PositiveFloat = 1800.0
+    latency: Latency = Latency()
+    issue_gap_cycles: Count = 2
+    task_tail_cycles: Count = 1
+    lowering: dict[AnyOp, tuple[str, ...]] = {}
     vec_subgraph_ub_limit_bytes: Positive | None = None
-    vec_merge_min_tasks: Count | None = None
-    vec_split_min_consumer_n: Count | None = None
-    l2: L2Cache | None = None
-    sched: Sched | None = None
+    vec_merge_min_tasks: Count = 2
+    vec_split_min_consumer_n: Count = 1024
+    l2: L2Cache = L2Cache()
+    sched: Sched = Sched()
+
+    def ub_limit(self, ub_bytes: int) -> int:
+        """The summed-UB limit of one vector task: the profile's, else the fit scaled by its UB."""
+        given = self.vec_subgraph_ub_limit_bytes
+        return given if given is not None else ub_bytes * UB_LIMIT_FIT[0] // UB_LIMIT_FIT[1]
+
+    def us(self, cycles: float) -> float:
+        return cycles / self.cycles_per_us
 
 
 # --- the whole profile ---------------------------------------------------------------------------

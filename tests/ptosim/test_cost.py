@@ -15,6 +15,7 @@ import pytest
 import ptosim as pypto
 from ptosim.cost import CostParams, estimate
 from ptosim.cost.latency import tileop_cycles
+from ptosim.errors import PlatformError
 from ptosim.platform import load_platform
 
 BF16, FP32 = pypto.DT_BF16, pypto.DT_FP32
@@ -84,7 +85,7 @@ def test_tileop_latency_is_pyptos_level1_fit(op, shapes, dtype, nbytes, cycles):
 def test_task_durations_match_pypto_swimlane():
     """K=4096 RMSNorm + linear: the AIC task is 36396 cycles, the two AIV parts 5029 and 3105, as in
     PyPTO's pipe swimlane (without the L2 model, which PyPTO's SIM does not run)."""
-    est = estimate(record(K=4096, N=1536, T=16, u=16, rows=4), params={"l2_enabled": False})
+    est = estimate(record(K=4096, N=1536, T=16, u=16, rows=4), params={"l2": {"enabled": False}})
     durations = Counter((t.kind, t.duration) for t in est.tasks if t.kind != "HUB")
     assert durations == {("AIC", 36396): 12, ("AIV", 5029): 4, ("AIV", 3105): 4, ("AIV", 2082): 1}
 
@@ -211,7 +212,7 @@ def test_device_sched_mode():
 
 def test_cacheable_weight_is_reread_from_l2():
     """Four roots read the same weight blocks: cacheable, roots 2-4 hit L2; NONE_CACHEABLE always misses."""
-    l2 = {"l2_enabled": True}  # the a2a3 profile leaves L2 out, as PyPTO's SIM does
+    l2 = {"l2": {"enabled": True}}  # the a2a3 profile leaves L2 out, as PyPTO's SIM does
     cached = estimate(record(T=64), params=l2)
     bypass = estimate(record(T=64, nc=True), params=l2)
     hits = lambda e: sum(t.l2_hits for t in e.tasks if t.kind == "AIC")  # noqa: E731
@@ -246,7 +247,7 @@ def test_none_cacheable_does_not_evict_other_tensors():
         T = 48
         two_weights(bf(T, K), bf(N1, K), bf(N2, K), np.zeros((T, N1), ml_dtypes.bfloat16),
                     np.zeros((T, N2), ml_dtypes.bfloat16))
-        return estimate(two_weights.last_record, params={"l2_enabled": True, "l2_size": 256 * 1024})
+        return estimate(two_weights.last_record, params={"l2": {"enabled": True, "size_bytes": 256 * 1024}})
 
     small_hits = lambda e: sum(t.l2_hits for t in e.tasks if t.label == "small")  # noqa: E731
     cached, bypass = kernel(False), kernel(True)
@@ -274,12 +275,18 @@ def test_cv_mix_only_options_have_no_effect_on_a2a3(option):
 
 
 def test_cost_coefficients_are_profile_data():
-    p = CostParams.from_profile(load_platform("a2a3"))
-    assert (p.resolve_cycles, p.completion_cycles, p.scheduler_cycles, p.aicpu_count) == (390, 240, 200, 6)
-    assert p.level1["A_MULACC_B"] == (3.90376, 0.0103) and p.cycles_per_us == 1800
-    assert CostParams.from_profile(load_platform("ascend950")).freq_trans == 1600
-    with pytest.raises(KeyError):
-        CostParams.from_profile(load_platform("a2a3"), {"no_such_coefficient": 1})
+    c = CostParams.from_profile(load_platform("a2a3")).cost
+    assert (c.sched.resolve_cycles, c.sched.completion_cycles, c.sched.scheduler_cycles, c.sched.aicpu_count) == (390, 240, 200, 6)
+    assert c.latency.level1["A_MULACC_B"] == (3.90376, 0.0103) and c.cycles_per_us == 1800
+    assert CostParams.from_profile(load_platform("ascend950")).cost.latency.freq_trans == 1600
+
+
+def test_a_misspelt_override_names_the_closest_key():
+    with pytest.raises(PlatformError) as info:
+        CostParams.from_profile(load_platform("a2a3"), {"sched": {"task_start_step": 1}})
+    assert "sched: unknown key 'task_start_step' (did you mean 'task_start_steps'?)" in str(info.value)
+    with pytest.raises(PlatformError):
+        estimate(record(T=4), params={"no_such_coefficient": 1})
 
 
 def test_online_softmax_task_graph_is_pyptos():
@@ -668,13 +675,13 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
     prof = load_platform("a2a3")
 
     def run(steps: int) -> tuple[list[int], int]:
-        cp = CostParams.from_profile(prof, {"task_start_steps": steps})
+        cp = CostParams.from_profile(prof, {"sched": {"task_start_steps": steps}})
         tasks = []
         for i in range(6):
             t = Task(i, "AIV", "x", 0, i, ops=[TileOp("COPY_IN", "MTE_IN", 100, (), (1, 64), 128)] * 9)
             t.duration, t.op_times = 9000, [(1000 * j, 1000 * (j + 1)) for j in range(9)]
             tasks.append(t)
-        cpus = _owners(prof.aic, prof.aiv, cp.aicpu_count)
+        cpus = _owners(prof.aic, prof.aiv, cp.cost.sched.aicpu_count)
         dev = _DeviceRun(tasks, [0], cpus, cp, 0, 0)
         dev.local[1].extend((0, i) for i in range(1, 6))  # a backlog another scheduler resolved
         dev.dispatch(0, 0)

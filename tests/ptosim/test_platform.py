@@ -14,7 +14,7 @@ from ptosim.cost.lower import nbytes_of
 from ptosim.dtypes import DataType
 from ptosim.errors import PlatformError
 from ptosim.platform import load_platform, profile_from_mapping
-from ptosim.profile_schema import OP_DTYPE_OPS, OPS
+from ptosim.profile_schema import OP_DTYPE_OPS, OPS, CostSection
 from ptosim.tensor import unwritten_fill
 
 
@@ -120,22 +120,38 @@ def test_other_platform_errors_have_no_problems():
 # --- the cost section: defaults written once -------------------------------------------------------
 
 
-def test_cost_defaults_come_from_the_dataclass():
+def test_cost_defaults_come_from_the_schema():
     data = _raw()
     del data["cost"]
     params = CostParams.from_profile(profile_from_mapping(data))
-    defaults = {f.name: f.default for f in dataclasses.fields(CostParams) if f.default is not dataclasses.MISSING}
-    for name in ("cycles_per_us", "freq_trans", "gm_read_cycles", "issue_gap", "l2_size", "aicpu_count"):
-        assert getattr(params, name) == defaults[name]
-    assert params.vec_ub_limit == int(2.23 * data["buffers"]["UB"])  # scales with the profile's UB
-    assert params.level1 == CostParams().level1
+    assert params.cost == CostSection()  # every default written once, in the schema
+    assert params.cost.latency.freq_trans == CostSection.model_fields["latency"].default.freq_trans == 2000
+    ub = data["buffers"]["UB"]
+    assert params.vec_ub_limit == ub * 438272 // 196608  # a2a3's fitted limit, scaled with the UB
+    a2a3 = CostParams.from_profile(load_platform("a2a3"))
+    assert a2a3.vec_ub_limit == 438272 == a2a3.cost.vec_subgraph_ub_limit_bytes
+
+
+def test_the_scalar_defaults_are_what_a2a3_states():
+    """A profile that leaves a coefficient out gets a2a3's value; only tables (level1, ratio_one,
+    lowering) and the UB limit (scaled with the UB) default to something else."""
+    def scalars(section, prefix=""):
+        out = {}
+        for key, value in section:
+            if hasattr(value, "model_fields"):
+                out.update(scalars(value, f"{prefix}{key}."))
+            elif not isinstance(value, dict) and key != "vec_subgraph_ub_limit_bytes":
+                out[prefix + key] = value
+        return out
+
+    assert scalars(CostParams.from_profile(load_platform("a2a3")).cost) == scalars(CostSection())
 
 
 def test_cost_section_values_are_read():
-    params = CostParams.from_profile(load_platform("ascend950"))
-    assert params.freq_trans == 1600 and params.aicpu_count == 7
-    assert params.ratio_one["FP32"] == frozenset({"DIV", "EXP", "LN", "SQRT"})
-    assert params.lowering["rsqrt"] == ("SQRT", "VEC_DUP", "DIV")
+    c = CostParams.from_profile(load_platform("ascend950")).cost
+    assert c.latency.freq_trans == 1600 and c.sched.aicpu_count == 7
+    assert c.latency.ratio_one["FP32"] == frozenset({"DIV", "EXP", "LN", "SQRT"})
+    assert c.lowering["rsqrt"] == ("SQRT", "VEC_DUP", "DIV")
 
 
 # --- dtypes and the never-written fill --------------------------------------------------------------

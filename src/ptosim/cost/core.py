@@ -64,7 +64,7 @@ def _place(busy: list[tuple[int, int]], earliest: int, length: int, gap: int) ->
 def _simulate(task: Task, cycles: list[int], params: CostParams) -> None:
     """Pipes issue ops as soon as inputs and pipe allow, filling idle gaps (PyPTO orders tile ops
     out of order across the subgraphs of a merged task); within one subgraph this is program order."""
-    gap = params.issue_gap
+    gap = params.cost.issue_gap_cycles
     spans: dict[str, list[tuple[int, int]]] = {}
     ends: list[int] = []
     times: list[tuple[int, int]] = []
@@ -84,12 +84,12 @@ def _simulate(task: Task, cycles: list[int], params: CostParams) -> None:
         busy[op.pipe] = busy.get(op.pipe, 0) + c
     task.op_times = times
     task.busy = busy
-    task.duration = (max(ends) + params.task_tail) if ends else 0
+    task.duration = (max(ends) + params.cost.task_tail_cycles) if ends else 0
 
 
 def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams) -> None:
     """Cost every task: L2 lookups in program order per device task, then the pipe simulation."""
-    l2 = L2Cache(params.l2_size)
+    l2 = L2Cache(params.cost.l2.size_bytes)
     cache: dict[tuple, tuple[int, dict, list]] = {}
     for dev in devices:
         l2.clear()
@@ -101,7 +101,7 @@ def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams) -
             hits = misses = 0
             for op in task.ops:
                 c = op.cycles
-                if op.gm is not None and params.l2_enabled:
+                if op.gm is not None and params.cost.l2.enabled:
                     uid, box, cacheable = op.gm
                     hit = l2.access((uid, box), op.nbytes, cacheable)
                     if op.name == "COPY_IN":
@@ -109,7 +109,7 @@ def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams) -
                             hits += 1
                         else:
                             misses += 1
-                            c += params.l2_miss_extra
+                            c += params.cost.l2.miss_extra_latency
                 cycles.append(c)
             task.l2_hits, task.l2_misses = hits, misses
             key = tuple((op.pipe, c, op.deps) for op, c in zip(task.ops, cycles))

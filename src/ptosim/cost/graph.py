@@ -207,7 +207,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
         for i, vg in enumerate(vgs):
             grid = group_grid(vg)
             # PyPTO splits an over-full vector subgraph only when a wide matmul reads its result
-            wide = _consumer_n(vg, root_ops) >= params.vec_split_min_consumer_n
+            wide = _consumer_n(vg, root_ops) >= params.cost.vec_split_min_consumer_n
             parts = _split(vg, grid, aliases, params) if wide else [vg]
             for part in parts:
                 vorder[part[0].seq] = len(vgs) - 1 - i
@@ -286,7 +286,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             n = -(-R // tr)
             count, _raw = _count(pass_opts.vec_nbuffer_setting, g.hash_order, g.labels)
             nmerge = 1 if count is None else max(1, int(count))
-            if n < params.vec_merge_min_tasks or g.gid not in may_merge:
+            if n < params.cost.vec_merge_min_tasks or g.gid not in may_merge:
                 nmerge = 1
             # merged tasks share the UB: they must fit it (PyPTO left 4 [4, 1024] RMSNorm tiles per root
             # unmerged, 217 KB for two, and merged 4 [4, 256] ones, 55 KB)

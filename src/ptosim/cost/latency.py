@@ -54,18 +54,19 @@ def _by_shapes(opcode: str, shapes: tuple[tuple[int, ...], ...], dtype: str, dty
 
 @lru_cache(maxsize=8192)
 def _cycles(opcode: str, size: int, cnt: int, dtype: str, dtype_bytes: int, params: CostParams) -> int:
-    pair = params.level1.get(opcode)
+    lat = params.cost.latency
+    pair = lat.level1.get(opcode)
     nbytes = size * dtype_bytes
     if pair is None:
         total = nbytes * cnt
-        repeats = int((total - params.level0_bytes_per_repeat) / params.level0_bytes_per_repeat) + 1
-        return int(params.level0_default + repeats * params.level0_cycles_per_repeat - 1)
-    ratio = 1 if opcode in params.ratio_one.get(dtype, ()) else 2
+        repeats = int((total - lat.level0.bytes_per_repeat) / lat.level0.bytes_per_repeat) + 1
+        return int(lat.level0.default_cycles + repeats * lat.level0.cycles_per_repeat - 1)
+    ratio = 1 if opcode in lat.ratio_one.get(dtype, ()) else 2
     a, b = np.float32(pair[0]), np.float32(pair[1])
     prod = float(a * np.float32(nbytes) * np.float32(ratio))  # single precision, as in the C++ model
-    cycles = cnt * (int((prod * 1e-6 + float(b)) * params.freq_trans) + 1)
+    cycles = cnt * (int((prod * 1e-6 + float(b)) * lat.freq_trans) + 1)
     if opcode == "COPY_IN":
-        cycles += params.gm_read_cycles
+        cycles += lat.gm_read_cycles
     elif opcode == "COPY_OUT":
-        cycles += params.gm_write_cycles
+        cycles += lat.gm_write_cycles
     return int(cycles)

@@ -177,7 +177,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
     links = links or {}
     local: dict[int, dict[int, list[int]]] = {}  # uid -> first row of a sub-block -> producing op per column tile
     inside = {o.output.uid for o in ops if o.output is not None}
-    lowering = params.lowering
+    lowering = params.cost.lowering
 
     def emit(name: str, pipe: str, shapes: Sequence[Sequence[int]], dtype: str, deps: Sequence[int],
              out_shape: Sequence[int], out_dtype: str, src: int, extra_ub: int = 0, gm=None) -> int:

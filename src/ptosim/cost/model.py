@@ -123,13 +123,13 @@ class Estimate:
         u = s["utilization"]
         lines = [
             f"{self.kernel} on {s['platform']}: {s['e2e_us']:.2f} µs end to end ({s['cycles']} cycles at "
-            f"{self.params.cycles_per_us:g}/µs); {s['tasks']} tasks ({k['AIC']} AIC, {k['AIV']} AIV, {k['sync']} sync) "
+            f"{self.params.cost.cycles_per_us:g}/µs); {s['tasks']} tasks ({k['AIC']} AIC, {k['AIV']} AIV, {k['sync']} sync) "
             f"in {s['device_tasks']} device task(s), {s['roots']} root(s)",
             "utilisation: " + ", ".join(f"{name} {u[key]:.1%}" for key, name in (
                 ("cube", "Cube"), ("vector", "Vector"), ("mte_in", "MTE_IN"), ("mte1", "MTE1"), ("mte_out", "MTE_OUT")))
             + f"; AI cores busy {u['aicore']:.1%}",
             "time per label (summed task time): " + ", ".join(f"{lab} {us:.2f} µs" for lab, us in s["per_label_us"].items()),
-            f"L2: {s['l2']['hits']} hits, {s['l2']['misses']} misses" + ("" if self.params.l2_enabled else " (L2 model off)"),
+            f"L2: {s['l2']['hits']} hits, {s['l2']['misses']} misses" + ("" if self.params.cost.l2.enabled else " (L2 model off)"),
         ]
         lines += [f"note: {n}" for n in s["notes"]]
         return "\n".join(lines)
@@ -163,7 +163,8 @@ def estimate(record: RunRecord, profile: Profile | str | None = None, *,
              params: CostParams | Mapping[str, Any] | None = None) -> Estimate:
     """Cost estimate of one kernel run (``kernel.last_record``) on ``profile`` (default: the record's platform).
 
-    ``params`` replaces cost coefficients (a CostParams, or a mapping of field overrides) — used by
+    ``params`` replaces cost coefficients (a CostParams, or a mapping shaped like the ``cost:`` section,
+    e.g. ``{"l2": {"enabled": True}}``) — used by
     the calibration benchmark; normally they come from the profile's ``cost:`` section.
     """
     prof = load_platform(profile if profile is not None else record.platform)

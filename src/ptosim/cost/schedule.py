@@ -64,7 +64,7 @@ class _DeviceRun:
                  start_at: int, sched_mode: int) -> None:
         self.tasks, self.cpus, self.p = tasks, cpus, params
         self.affinity = sched_mode in (1, 3)
-        self.sched_cost = params.scheduler_cycles + (params.fair_extra_cycles if sched_mode in (2, 3) else 0)
+        self.sched_cost = params.cost.sched.scheduler_cycles + (params.cost.sched.fair_extra_cycles if sched_mode in (2, 3) else 0)
         self.left = {t: len(tasks[t].preds) for t in members}
         self.remaining = len(members)
         self.ready: dict[str, list[tuple[int, int, int]]] = {"AIC": [], "AIV": [], "HUB": []}
@@ -94,7 +94,7 @@ class _DeviceRun:
         for s in self.tasks[tid].succs:
             if s not in self.left:
                 continue
-            cost += self.p.resolve_cycles
+            cost += self.p.cost.sched.resolve_cycles
             self.left[s] -= 1
             if self.left[s] == 0:
                 self.local[cpu].append((base + cost, s))
@@ -131,7 +131,7 @@ class _DeviceRun:
             if kind == _POLL:
                 cost, stepped = 0, False
                 for core in self.cpus[x]:
-                    cost += self.p.completion_cycles
+                    cost += self.p.cost.sched.completion_cycles
                     if core.task >= 0 and core.end <= now:
                         tid, core.task = core.task, -1
                         cost += self.finish(tid, now + cost, x)
@@ -185,7 +185,7 @@ class _DeviceRun:
             task.start, task.core = t + sc, core.index
             task.end = task.start + task.duration
             core.task, core.end, core.last_root = tid, task.end, task.root
-            for i in range(min(len(task.ops), self.p.task_start_steps)):  # a step per tile, a cycle apart
+            for i in range(min(len(task.ops), self.p.cost.sched.task_start_steps)):  # a step per tile, a cycle apart
                 self.push(task.start + i, _TICK, -1)
             for op_end in self._tick_ends(task.op_times):
                 self.push(task.start + op_end, _TICK, -1)
@@ -196,13 +196,13 @@ class _DeviceRun:
 def schedule(tasks: list[Task], devices: list[list[int]], n_aic: int, n_aiv: int, params: CostParams,
              sched_mode: int = 0) -> int:
     """Set start/end/core of every task; return the cycle the last device task was seen finished."""
-    cpus = _owners(n_aic, n_aiv, params.aicpu_count)
+    cpus = _owners(n_aic, n_aiv, params.cost.sched.aicpu_count)
     pending = [(0, _POLL)] * len(cpus)
     now = 0
     for d, members in enumerate(devices):
         if not members:
             continue
-        start_at = now + (params.device_task_switch_cycles if d > 0 else 0)
+        start_at = now + (params.cost.sched.device_task_switch_cycles if d > 0 else 0)
         run = _DeviceRun(tasks, members, cpus, params, start_at, sched_mode)
         pending = run.run(pending)
         now = run.last_done
