@@ -229,6 +229,7 @@ def _kernel_context(plan: KernelPlan, card_files: Mapping[str, str], ops: Any) -
         "skeleton_title": _doc(plan.skeleton_title),
         "atom": plan.atom,
         "platform": plan.platform,
+        "cycles_per_us": f"{plan.cycles_per_us:g}",
         "unroll": list(plan.unroll),
         "cards": ", ".join(plan.cards_used),
         "notes": [_doc(n) for n in plan.plan_notes],

@@ -152,6 +152,8 @@ class KernelPlan:
     cards_used: list[str]
     request: Request
     example_T: int
+    #: the platform profile's ``cost.cycles_per_us``: PyPTO's SIM timestamps are cycles at this rate
+    cycles_per_us: float
     option_levels: dict[str, str] = field(default_factory=dict)
 
     @cached_property

@@ -12,6 +12,7 @@ from typing import Any
 
 from ptosim.option_versions import version_problems
 from ptosim.platform import Profile
+from ptosim.profile_schema import validate_cost_section
 
 from ..catalogue.catalogue import Catalogue
 from ..flow import (
@@ -133,6 +134,7 @@ def resolve(cat: Catalogue, req: Request) -> KernelPlan:
         cards_used=[skeleton.id] + list(dict.fromkeys([atom.id] + used)),
         request=req,
         example_T=example_t,
+        cycles_per_us=validate_cost_section(cat.platforms[c.platform].raw.get("cost"), c.platform).cycles_per_us,
         option_levels=options.levels,
     )
 
