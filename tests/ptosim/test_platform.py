@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 import yaml
+from pydantic import BaseModel
 
 import ptosim
 from ptosim.cost import CostParams
@@ -138,7 +139,7 @@ def test_the_scalar_defaults_are_what_a2a3_states():
     def scalars(section, prefix=""):
         out = {}
         for key, value in section:
-            if hasattr(value, "model_fields"):
+            if isinstance(value, BaseModel):
                 out.update(scalars(value, f"{prefix}{key}."))
             elif not isinstance(value, dict) and key != "vec_subgraph_ub_limit_bytes":
                 out[prefix + key] = value
