@@ -434,8 +434,9 @@ def _save_recorded(new: dict[str, Any]) -> None:
     MANIFEST_DATA.write_text(json.dumps({
         "about": "PyPTO 0.2.0 SIM (run_mode='sim') on every a2a3 manifest instance, pypto target, seed 0: "
                  "e2e = (max task end - min task start) / 1800 from _simulate.swim.json; AIC+AIV tasks; "
-                 "summed task time per semantic label from merged_swimlane.json. Written by "
-                 "benchmarks/costmodel_vs_pypto.py --refresh.",
+                 "summed task time per semantic label from merged_swimlane.json; kernel_hash: the pypto "
+                 "kernel's content hash (a record of another hash is not used). Written by "
+                 "benchmarks/costmodel_vs_pypto.py (live runs).",
         "runs": dict(sorted(runs.items()))}, indent=1) + "\n")
 
 
@@ -476,15 +477,18 @@ def main_manifest(a) -> int:
             split = "fit" if _fit_case(entry) else "holdout"
             if a.split and split != a.split:
                 continue
+            kernel_hash = json.loads((pto_folder / "instance.json").read_text())["content_hash"]
             for T in Ts:
                 key = f"{name}@T{T}"
                 ref = recorded.get(key)
+                if ref is not None and ref.get("kernel_hash") != kernel_hash:
+                    ref = None  # recorded for another kernel of that name (or before hashes were kept)
                 if live and (a.refresh or ref is None or a.source == "live"):
                     ref = _pypto_instance(pto_folder, T, live) or ref
                     if ref is not None:
+                        ref = {**ref, "kernel_hash": kernel_hash}
                         fresh[key] = ref
-                        if a.refresh:
-                            _save_recorded({key: ref})
+                        _save_recorded({key: ref})  # a run of the current kernel is worth keeping
                 sim = _ptosim_instance(sim_folder, T)
                 if ref is None:
                     print(f"{split:7s} {name[:60]:60s} {T:4d} {'-':>8s} {sim['e2e_us']:8.2f}   (no PyPTO value)")
@@ -516,7 +520,7 @@ def main_manifest(a) -> int:
     print()
     for line in _by_family(rows):
         print(line)
-    if a.refresh and fresh:
+    if fresh:
         print(f"wrote {len(fresh)} PyPTO runs to {MANIFEST_DATA}")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
@@ -567,7 +571,7 @@ def main(argv=None) -> int:
                                  "instance (T in 1, 4, 16, 128). `--suite configs` runs the older SK-03 config sweep.")
     ap.add_argument("--suite", choices=("manifest", "configs"), default="manifest")
     ap.add_argument("--source", choices=("auto", "live", "recorded"), default="auto",
-                    help="auto: recorded values, live PyPTO runs for cases not recorded (or all with --refresh); "
+                    help="auto: recorded values of the current kernels, live PyPTO runs (recorded) for the rest (all with --refresh); "
                          "live: always run PyPTO; recorded: never")
     ap.add_argument("--pypto-python", help="a python that can import pypto (default: $PYPTO_PYTHON, this one)")
     ap.add_argument("--only", help="glob on instance names")
