@@ -18,6 +18,7 @@ import bisect
 from collections import OrderedDict
 
 from .params import CostParams
+from .rules import Fire, ignore
 from .tasks import Task
 
 __all__ = ["run_tasks", "L2Cache"]
@@ -87,8 +88,12 @@ def _simulate(task: Task, cycles: list[int], params: CostParams) -> None:
     task.duration = (max(ends) + params.cost.task_tail_cycles) if ends else 0
 
 
-def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams) -> None:
-    """Cost every task: L2 lookups in program order per device task, then the pipe simulation."""
+def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams, fire: Fire = ignore) -> None:
+    """Cost every task: L2 lookups in program order per device task, then the pipe simulation (the
+    tile ops priced by rule tileop-level1-latency, L2 by rule l2-off-in-sim)."""
+    if any(t.ops for t in tasks):
+        fire("tileop-level1-latency")
+        fire("l2-off-in-sim")
     l2 = L2Cache(params.cost.l2.size_bytes)
     cache: dict[tuple, tuple[int, dict, list]] = {}
     for dev in devices:
