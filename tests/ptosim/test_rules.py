@@ -135,3 +135,27 @@ def test_the_writers_of_a_roots_assembles_feed_an_end_sync_task():
     sync_tasks(tasks, [_root(assembles=True)], aliases, fire=fire)
     hub = next(t for t in tasks if t.kind == "HUB")
     assert hub.preds == {0, 1} and fire.ids() == ("root-end-sync",)
+
+
+def test_a_loop_submitted_before_starts_a_device_task():
+    """Root 1 opens a loop with submit_before_loop=True: roots 0 and 1 go to two device tasks."""
+    from ptosim.cost.tasks import device_tasks
+    from ptosim.options import RuntimeOptions
+
+    roots = [{"outer": 1, "submit_before_loop": False}, {"outer": 2, "submit_before_loop": True},
+             {"outer": 2, "submit_before_loop": True}]
+    tasks = [Task(i, "AIV", "x", i, i) for i in range(3)]
+    fire = Fired()
+    assert device_tasks(tasks, roots, RuntimeOptions(), fire) == [[0], [1, 2]]
+    assert fire.ids() == ("submit-before-loop-device-task",)
+    assert device_tasks(tasks, [dict(r, submit_before_loop=False) for r in roots], RuntimeOptions()) == [[0, 1, 2]]
+
+
+def test_sync_tasks_take_no_time():
+    from . import paged_attention_kernel as K
+
+    K.paged_attention(*K.inputs([40, 3]))
+    est = estimate(K.paged_attention.last_record)
+    hubs = [t for t in est.tasks if t.kind == "HUB"]
+    assert hubs and all(t.start == t.end for t in hubs)
+    assert "sync-task-costs-nothing" in est.rules_fired

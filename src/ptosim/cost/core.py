@@ -64,7 +64,8 @@ def _place(busy: list[tuple[int, int]], earliest: int, length: int, gap: int) ->
 
 def _simulate(task: Task, cycles: list[int], params: CostParams) -> None:
     """Pipes issue ops as soon as inputs and pipe allow, filling idle gaps (PyPTO orders tile ops
-    out of order across the subgraphs of a merged task); within one subgraph this is program order."""
+    out of order across the subgraphs of a merged task); within one subgraph this is program order
+    (rule tile-op-issue-gap)."""
     gap = params.cost.issue_gap_cycles
     spans: dict[str, list[tuple[int, int]]] = {}
     ends: list[int] = []
@@ -93,6 +94,7 @@ def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams, f
     tile ops priced by rule tileop-level1-latency, L2 by rule l2-off-in-sim)."""
     if any(t.ops for t in tasks):
         fire("tileop-level1-latency")
+        fire("tile-op-issue-gap")
         fire("l2-off-in-sim")
     l2 = L2Cache(params.cost.l2.size_bytes)
     cache: dict[tuple, tuple[int, dict, list]] = {}

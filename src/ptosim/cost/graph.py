@@ -364,7 +364,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                 tasks.append(_task(len(tasks), "AIC", g, body, tuple(pairs), "; ".join(info)))
 
     dependencies(tasks, aliases, fire)
-    ndev = len(device_tasks(tasks, root_info, runtime))
+    ndev = len(device_tasks(tasks, root_info, runtime, fire))
     # sync_tasks asks which tasks read a tensor a root of S ops made: only those tensors are kept
     made = set().union(*(info["made"] for info in root_info))
     inputs = {o.seq: {t.uid for t in o.inputs if t.uid in made} for o in record.ops} if made else {}

@@ -35,6 +35,13 @@ RULES: tuple[Rule, ...] = (
          "RMSNorm + linear, K=4096 N=1536 (PipeSimulatorFast::PostSimulate)",
          "COPY_IN of a [128, 512] BF16 block of a [1536, 4096] weight 2775 cycles; [4, 4096] FP32 MUL 458, CAST 271",
          _COST + "test_tileop_latency_is_pyptos_level1_fit"),
+    Rule("tile-op-issue-gap",
+         "Inside a task each pipe issues its tile ops in order, an op starting 2 cycles after both its pipe is free "
+         "and its inputs are ready (idle gaps filled across the subgraphs of a merged task); the task ends 1 cycle "
+         "after its last op",
+         "RMSNorm + linear, K=4096 N=1536, T=16",
+         "the 2-cycle issue gap and the 1-cycle tail in the pipe swimlane; AIC tasks 36396 cycles, AIV 5029 and 3105",
+         _COST + "test_task_durations_match_pypto_swimlane"),
     Rule("l2-off-in-sim",
          "PyPTO's SIM runs without its L2 model (mteUseL2Cache = 0), so the level-1 copy time is the hit path; "
          "with the model on (20 MiB LRU per device task) a missing COPY_IN adds 150 cycles",
@@ -235,6 +242,11 @@ RULES: tuple[Rule, ...] = (
          "online flash attention: the per-sequence reshape of q, T=16",
          "16 sequence sync tasks of 2 query copies each",
          _COST + "test_a_root_of_reshapes_only_is_a_sync_task_ahead_of_its_readers"),
+    Rule("submit-before-loop-device-task",
+         "A loop with submit_before_loop=True submits what ran before it as a device task of its own",
+         "PyPTO's runtime option semantics (no kernel recorded)",
+         "not measured",
+         _RULES + "test_a_loop_submitted_before_starts_a_device_task"),
     Rule("device-task-stitch",
          "Roots are stitched stitch_function_max_num at a time into device tasks that run one after the other, "
          "the next submitted 200 cycles after the previous one's last completion",
@@ -242,6 +254,17 @@ RULES: tuple[Rule, ...] = (
          "298 us with stitch_function_max_num=1 vs 115 us with 16; 200 cycles in the AICPU trace between device tasks",
          _COST + "test_stitch_function_max_num"),
     # --- scheduling -----------------------------------------------------------------------------------
+    Rule("aicpu-schedulers",
+         "On A2/A3, 6 AICPU scheduler threads each own an equal share of the AIC and AIV cores and loop: poll each core "
+         "(240 cycles), resolve each successor of a finished task (390 cycles), dispatch a ready task (200 cycles)",
+         "PyPTO's AICPU model (machine/AICPUMachine.cpp, config/AICPUConfig.toml)",
+         "the configured costs: aicpuMachineNumber 6, completion 240, resolve 390, scheduler 200 cycles",
+         _COST + "test_cost_coefficients_are_profile_data"),
+    Rule("sync-task-costs-nothing",
+         "A sync (HUB) task is processed by a dispatching AICPU thread at no cost, its successors resolved on the spot",
+         "PyPTO's AICPU model",
+         "the merged swimlane draws sync tasks as 1 us fake tasks in later device tasks; the cost model runs them in 1 cycle",
+         _RULES + "test_sync_tasks_take_no_time"),
     Rule("resolve-end-is-a-step",
          "An AICPU poll that resolves a finished task asks for a device step when its first resolve ends; a "
          "ready task reaches the global queue at a step",

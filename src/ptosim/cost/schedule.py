@@ -18,7 +18,8 @@ spot (PyPTO's merged swimlane draws them as 1 us "fake" tasks in later device ta
 model runs them in 1 cycle). Device tasks run one after the other, the next one submitted
 ``device_task_switch_cycles`` after the previous one's last completion was resolved.
 
-The rules (``ptosim.cost.rules``): resolve-end-is-a-step, one-next-cycle, task-start-steps.
+The rules (``ptosim.cost.rules``): aicpu-schedulers, sync-task-costs-nothing, resolve-end-is-a-step,
+one-next-cycle, task-start-steps.
 
 ``device_sched_mode``: 0 FIFO; 1 L2 affinity (a core prefers a ready task of the root it ran last);
 2 fair (each dispatch costs ``fair_extra_cycles`` more); 3 both.
@@ -173,6 +174,7 @@ class _DeviceRun:
             hub = tasks[hid]
             hub.start = hub.end = t
             self.finish(hid, t, a)  # no thread time: the successors' readiness is delayed only
+            self.applied.add("sync-task-costs-nothing")
         sc = 0
         for core in self.cpus[a]:
             q = ready[core.kind]
@@ -215,6 +217,7 @@ def schedule(tasks: list[Task], devices: list[list[int]], n_aic: int, n_aiv: int
             continue
         start_at = now + (params.cost.sched.device_task_switch_cycles if d > 0 else 0)
         run = _DeviceRun(tasks, members, cpus, params, start_at, sched_mode)
+        fire("aicpu-schedulers")
         pending = run.run(pending)
         now = run.last_done
         for rule in sorted(run.applied):

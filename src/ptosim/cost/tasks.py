@@ -331,13 +331,16 @@ def _first_of(readers: list[Task], succs: dict[int, list[Task]]) -> list[Task]:
     return [t for t in readers if t.id not in seen]
 
 
-def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions) -> list[list[int]]:
+def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions,
+                 fire: Fire = ignore) -> list[list[int]]:
     per = max(1, int(runtime.stitch_function_max_num or 1))
     device_of_root, dev, used = [], 0, 0
     for r, info in enumerate(roots):
         # a loop with submit_before_loop=True: what ran before it is submitted as a device task of its own
         split = r > 0 and info.get("submit_before_loop") and roots[r - 1].get("outer") != info.get("outer")
         if used >= per or (split and used):
+            if split and used and used < per:
+                fire("submit-before-loop-device-task")
             dev, used = dev + 1, 0
         device_of_root.append(dev)
         used += 1
