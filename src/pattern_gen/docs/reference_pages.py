@@ -102,9 +102,9 @@ def cost_rules_page() -> str:
     from ptosim.cost.rules import RULES
 
     md = ["# Cost rules", "",
-          f"The {len(RULES)} PyPTO behaviours ptosim's cost model reproduces (`ptosim.cost.rules`), each read off "
-          "PyPTO's SIM (swimlanes, task topology, AICPU trace) for a kernel. `pattern-gen run INSTANCE --rules` "
-          "lists the rules an estimate applied.", ""]
+          f"The {len(RULES)} PyPTO behaviours ptosim's cost model reproduces (`ptosim.cost.rules`): what PyPTO "
+          "does, the kernel it was read from, what PyPTO's SIM showed (swimlanes, task topology, AICPU trace) and "
+          "the test that pins it. `pattern-gen run INSTANCE --rules` lists the rules an estimate applied.", ""]
     def lit(value: str) -> str:  # no emphasis from a formula's "*"
         return value.replace("*", "\\*")
 
