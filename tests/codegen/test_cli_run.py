@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pattern_gen.output.instances import run_instance
+from pattern_gen.output.instances import rules_lines, run_instance
 from pattern_gen.output.writer import finalize
 from pattern_gen.vocab.errors import PatternGenError
 
@@ -65,6 +65,7 @@ def test_run_rules_lists_the_cost_rules_applied(cli, sk03_copy):
     data = json.loads(cli("run", str(sk03_copy), "--T", "3", "--rules", "--json").stdout)
     assert data["rules_fired"] == ["vec-task-per-row-block", "cube-task-per-output-tile"]
     assert "rules_fired" not in json.loads(cli("run", str(sk03_copy), "--T", "3", "--json").stdout)
+    assert rules_lines(()) == ["cost rules applied: none (no cost estimate)"]
 
 
 def test_run_profile_writes_a_timeline(cli, sk03_copy, tmp_path):

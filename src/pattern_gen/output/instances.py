@@ -248,6 +248,8 @@ def rules_lines(ids: tuple[str, ...]) -> list[str]:
     """``pattern-gen run --rules``: each rule the estimate applied, with what PyPTO does."""
     from ptosim.cost.rules import BY_ID
 
+    if not ids:
+        return ["cost rules applied: none (no cost estimate)"]
     versions = ", ".join(sorted({BY_ID[i].pypto for i in ids}))
     return [f"cost rules applied ({len(ids)}; behaviours of PyPTO {versions}, ptosim.cost.rules):"] + [
         f"  {i}: {BY_ID[i].statement}" for i in ids]
