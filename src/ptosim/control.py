@@ -74,8 +74,9 @@ def _bounds(start: ScalarLike, stop: ScalarLike, step: int, op: str) -> tuple[in
 
 def loop_passes(n: int, unroll_list: Sequence[int]) -> list[tuple[int, int]]:
     """``[(pass, factor)]`` of each of ``n`` iterations of a ``loop`` with ``unroll_list``, as
-    PyPTO 0.2.0 groups them (one root of ``factor`` copies of the body per pass, measured on SK-01's
-    kv loop): factors largest first, each taking whole passes of what is left."""
+    PyPTO 0.2.0 groups them (one root of ``factor`` copies of the body per pass, measured on the
+    kv-block loop of an online flash attention over a paged KV cache): factors largest first, each
+    taking whole passes of what is left."""
     out: list[tuple[int, int]] = []
     left, ordinal = n, 0
     for p in sorted(set(unroll_list), reverse=True):

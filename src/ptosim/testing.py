@@ -21,7 +21,7 @@ TOLERANCES: dict[str, tuple[float, float, float]] = {
     "float16": (1e-4, 2.0**-10, 0.005),
     "float32": (1e-5, 2.0**-13, 0.001),
     # INT8 outputs are exact. A card allows one step where its quantiser reads an
-    # FP32-accumulated value whose order is free (SK-04's qr: see its `tolerance`).
+    # FP32-accumulated value whose order is free (the MLA prolog's qr: see its card's `tolerance`).
     "int8": (0.0, 0.0, 0.0),
     "int32": (0.0, 0.0, 0.0),
     "float8_e4m3fn": (1e-4, 2.0**-3, 0.005),
@@ -32,7 +32,7 @@ TOLERANCES: dict[str, tuple[float, float, float]] = {
 #: the share of elements of a 16-bit float output that may differ from the golden at all. The
 #: golden reproduces the FP32 value before the output's rounding to within the arithmetic's
 #: reordering noise, so a rounding to nearest disagrees only where that value lies next to a tie
-#: (measured on the shipped instances: at most 0.8 %, SK-03's y at K = 256); a truncating or
+#: (measured on the shipped instances: at most 0.8 %, the RMSNorm + linear projection's y at K = 256); a truncating or
 #: otherwise wrong rounding mode disagrees in about half the elements, and one step of a 16-bit
 #: float is within rtol = 2^-7, so the error rule alone cannot see it. Other dtypes: no such check.
 DIFFER_RATIO: dict[str, float] = {"bfloat16": 0.05, "float16": 0.05}
@@ -294,7 +294,7 @@ def tie_bands(golden: Any, inputs: Mapping[str, np.ndarray], expected: Mapping[s
     math), so one recomputation flips the r-th near element of every row of one site; an output's
     band is the sum of the moves of the near elements, each taken alone — whichever subset the
     kernel flipped, its output lies within. A golden module may define its own
-    ``tie_bands(inputs, expected, ulps)`` with the same meaning (SK-06: the down projection is
+    ``tie_bands(inputs, expected, ulps)`` with the same meaning (the SwiGLU FFN's: the down projection is
     linear in the BF16 activation, so one matmul of the moves replaces a recomputation per element)."""
     if not ulps:
         return {}

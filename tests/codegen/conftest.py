@@ -148,6 +148,8 @@ def stub_estimate(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any] | None:
         return None
 
     class _Estimate:
+        rules_fired = ("vec-task-per-row-block", "cube-task-per-output-tile")
+
         def summary(self) -> dict[str, Any]:
             return {k: (dict(v) if isinstance(v, dict) else v) for k, v in STUB_ESTIMATE.items()}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pattern_gen.output.instances import run_instance
+from pattern_gen.output.instances import rules_lines, run_instance
 from pattern_gen.output.writer import finalize
 from pattern_gen.vocab.errors import PatternGenError
 
@@ -51,6 +51,21 @@ def test_run_json(cli, sk03_copy):
     text.assert_ok()
     if data["estimate"]:
         assert "12.50 µs end to end, 3 tasks" in text.stdout and "cube 50%" in text.stdout
+
+
+def test_run_rules_lists_the_cost_rules_applied(cli, sk03_copy):
+    """``run --rules``: each rule the estimate applied (the stub's two), with its statement; in --json too."""
+    pytest.importorskip("ptosim.cost.rules")
+    from ptosim.cost.rules import BY_ID
+
+    text = cli("run", str(sk03_copy), "--T", "3", "--rules")
+    text.assert_ok()
+    assert "cost rules applied (2; behaviours of PyPTO 0.2.0" in text.stdout
+    assert "vec-task-per-row-block: " + BY_ID["vec-task-per-row-block"].statement[:40] in " ".join(text.stdout.split())
+    data = json.loads(cli("run", str(sk03_copy), "--T", "3", "--rules", "--json").stdout)
+    assert data["rules_fired"] == ["vec-task-per-row-block", "cube-task-per-output-tile"]
+    assert "rules_fired" not in json.loads(cli("run", str(sk03_copy), "--T", "3", "--json").stdout)
+    assert rules_lines(()) == ["cost rules applied: none (no cost estimate)"]
 
 
 def test_run_profile_writes_a_timeline(cli, sk03_copy, tmp_path):

@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[list[str], list[str]]] = {
     "config": ([], []),
     "new": (["--skeleton", "--atoms", "--param", "--dim", "--platform", "--option", "--tile", "--target", "--out", "--name"],
             ["--dry-run", "--json", "--quiet", "--force"]),
-    "run": (["--T", "--seed", "--target"], ["--json", "--verify"]),
+    "run": (["--T", "--seed", "--target"], ["--json", "--verify", "--rules"]),
     "generate": (["--filter", "--manifest"], ["--check"]),
     "tune": (["--atoms", "--param", "--dim", "--platform", "--option", "--tile", "--T-dist", "--manifest", "--strategy", "--beam", "--jobs"],
              ["--json", "--quiet"]),

@@ -17,6 +17,7 @@ from rich.text import Text
 from ..plan.test_points import test_values
 from ..output.instances import (
     RunResult,
+    rules_lines,
     read_instance,
     render_plan,
     run_instance,
@@ -234,10 +235,11 @@ def new_cmd(
 )
 @click.option("--target", default=None, help="The instance's target, to check it: ptosim or pypto (read from instance.json).")
 @click.option("--verify", is_flag=True, help="pypto target: run PyPTO's CPU verifier and compare with the golden (else: its SIM cost model).")
+@click.option("--rules", is_flag=True, help="Also list the cost rules (PyPTO behaviours, ptosim.cost.rules) the estimate applied.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 @handle_errors
-def run_cmd(ctx: click.Context, instance: str, T: int | None, seed: int, profile: str | None, target: str | None, verify: bool, as_json: bool) -> None:
+def run_cmd(ctx: click.Context, instance: str, T: int | None, seed: int, profile: str | None, target: str | None, verify: bool, rules: bool, as_json: bool) -> None:
     """Run an instance (a folder, or a name under kernels/ or generated/) on random inputs against
     its golden and print the cost estimate; a pypto-target instance runs on the installed PyPTO."""
     folder = find_instance(instance)
@@ -260,9 +262,11 @@ def run_cmd(ctx: click.Context, instance: str, T: int | None, seed: int, profile
         profile = str(trace)
     result = run_instance(folder, T=T, seed=seed, profile=profile)
     if as_json:
-        click.echo(strict_json(result.as_dict()))
+        click.echo(strict_json({**result.as_dict(), **({"rules_fired": list(result.rules)} if rules else {})}))
     else:
         _print_run(result)
+        for line in rules_lines(result.rules) if rules else ():
+            out.print(literal(line), soft_wrap=True)
         if profile:
             out.print(f"timeline written to {profile} (open it in https://ui.perfetto.dev or chrome://tracing)", soft_wrap=True)
     if not result.passed:

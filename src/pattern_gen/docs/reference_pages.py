@@ -1,5 +1,5 @@
 """The reference pages: the catalogue index, instance names (with a decoder), constraints, error
-codes and the card-writing guide."""
+codes, ptosim's cost rules and the card-writing guide."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 from ..catalogue.catalogue import Catalogue
 from ..vocab.errors import ERROR_CODES
 from ..vocab.resources import repo_root
-from .markdown import fmt, table
+from .markdown import fmt, table, text
 
-__all__ = ["index_page", "names_page", "constraints_page", "errors_page", "guide_page"]
+__all__ = ["index_page", "names_page", "constraints_page", "errors_page", "cost_rules_page", "guide_page"]
 
 
 def index_page(cat: Catalogue) -> str:
@@ -24,7 +24,8 @@ def index_page(cat: Catalogue) -> str:
         "",
         table(["ID", "title", "kind", "tags", "CV flow", "examples"], rows),
         "- [Generated instances](instances/index.md) · [Instance names](names.md) · [Command line](cli.md) · "
-        "[How to add a card](add-a-card.md) · [Constraints](constraints.md) · [Error codes](errors.md) · [Tags](tags.md)",
+        "[How to add a card](add-a-card.md) · [Constraints](constraints.md) · [Error codes](errors.md) · "
+        "[Cost rules](cost-rules.md) · [Tags](tags.md)",
         "",
     ])
 
@@ -91,6 +92,25 @@ def errors_page() -> str:
     md = ["# Error codes", "", "Every problem pattern-gen reports ends with one of these codes; bad input exits with code 2.", ""]
     for code in ERROR_CODES:
         md += [f"## `{code}` {{#{code}}}", "", meanings.get(code, ""), ""]
+    return "\n".join(md)
+
+
+def cost_rules_page() -> str:
+    """Every rule of ptosim's cost model (``ptosim.cost.rules``): what PyPTO does, the kernel it was read
+    from, what PyPTO's SIM showed and the test that pins it; ``pattern-gen run --rules`` lists the ones an
+    estimate applied."""
+    from ptosim.cost.rules import RULES
+
+    md = ["# Cost rules", "",
+          f"The {len(RULES)} PyPTO behaviours ptosim's cost model reproduces (`ptosim.cost.rules`): what PyPTO "
+          "does, the kernel it was read from, what PyPTO's SIM showed (swimlanes, task topology, AICPU trace) and "
+          "the test that pins it. `pattern-gen run INSTANCE --rules` lists the rules an estimate applied.", ""]
+    def lit(value: str) -> str:  # no emphasis from a formula's "*"
+        return value.replace("*", "\\*")
+
+    for r in RULES:
+        md += [f"## `{r.id}` {{#{r.id}}}", "", text(lit(r.statement)), "",
+               table(["PyPTO", "read from", "measured", "pinned by"], [[r.pypto, lit(r.read_from), lit(r.measured), f"`{r.test}`"]])]
     return "\n".join(md)
 
 

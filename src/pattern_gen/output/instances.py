@@ -178,6 +178,8 @@ class RunResult:
     #: NumPy's runtime warnings while the inputs, the golden or the kernel were computed (an
     #: overflow to inf in both can make outputs agree for the wrong reason)
     warnings: list[str] = field(default_factory=list)
+    #: the ids of the cost rules (PyPTO behaviours, ``ptosim.cost.rules``) the estimate applied
+    rules: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -231,7 +233,8 @@ def run_instance(
     compare_with_golden(result, kernel, golden, inputs, outputs, meta.get("tolerances", {}))
     record = getattr(getattr(kernel, _kernel_attr(kernel)), "last_record", None) if estimate else None
     if record is not None:
-        result.estimate = cost.estimate(record).summary()
+        est = cost.estimate(record)
+        result.estimate, result.rules = est.summary(), est.rules_fired
         loop = meta.get("loop") or {}
         if isinstance(loop.get("candidates"), list):
             result.estimate["interpretation"] = interpret_estimate(result.estimate, result.T, meta["unroll"], loop["candidates"])
@@ -239,6 +242,17 @@ def run_instance(
         if phases:
             result.estimate["per_phase_us"] = phases
     return result
+
+
+def rules_lines(ids: tuple[str, ...]) -> list[str]:
+    """``pattern-gen run --rules``: each rule the estimate applied, with what PyPTO does."""
+    from ptosim.cost.rules import BY_ID
+
+    if not ids:
+        return ["cost rules applied: none (no cost estimate)"]
+    versions = ", ".join(sorted({BY_ID[i].pypto for i in ids}))
+    return [f"cost rules applied ({len(ids)}; behaviours of PyPTO {versions}, ptosim.cost.rules):"] + [
+        f"  {i}: {BY_ID[i].statement}" for i in ids]
 
 
 def estimate_instance(folder: Path, T: int, *, seed: int = 0, inputs: Any = None) -> dict[str, Any]:

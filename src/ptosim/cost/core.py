@@ -18,6 +18,7 @@ import bisect
 from collections import OrderedDict
 
 from .params import CostParams
+from .rules import Fire, ignore
 from .tasks import Task
 
 __all__ = ["run_tasks", "L2Cache"]
@@ -63,7 +64,8 @@ def _place(busy: list[tuple[int, int]], earliest: int, length: int, gap: int) ->
 
 def _simulate(task: Task, cycles: list[int], params: CostParams) -> None:
     """Pipes issue ops as soon as inputs and pipe allow, filling idle gaps (PyPTO orders tile ops
-    out of order across the subgraphs of a merged task); within one subgraph this is program order."""
+    out of order across the subgraphs of a merged task); within one subgraph this is program order
+    (rule tile-op-issue-gap)."""
     gap = params.cost.issue_gap_cycles
     spans: dict[str, list[tuple[int, int]]] = {}
     ends: list[int] = []
@@ -87,8 +89,13 @@ def _simulate(task: Task, cycles: list[int], params: CostParams) -> None:
     task.duration = (max(ends) + params.cost.task_tail_cycles) if ends else 0
 
 
-def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams) -> None:
-    """Cost every task: L2 lookups in program order per device task, then the pipe simulation."""
+def run_tasks(tasks: list[Task], devices: list[list[int]], params: CostParams, fire: Fire = ignore) -> None:
+    """Cost every task: L2 lookups in program order per device task, then the pipe simulation (the
+    tile ops priced by rule tileop-level1-latency, L2 by rule l2-off-in-sim)."""
+    if any(t.ops for t in tasks):
+        fire("tileop-level1-latency")
+        fire("tile-op-issue-gap")
+        fire("l2-off-in-sim")
     l2 = L2Cache(params.cost.l2.size_bytes)
     cache: dict[tuple, tuple[int, dict, list]] = {}
     for dev in devices:

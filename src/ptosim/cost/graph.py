@@ -28,10 +28,11 @@ from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, forget_grids, lower_vec, nbytes_of, rows_cols
+from .lower import Body, forget_grids, lower_vec, nbytes_of, rows_cols, vec_grid
 from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
+from .rules import Fired
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
 __all__ = ["Task", "Graph", "build_graph"]
@@ -46,6 +47,7 @@ class Graph:
     notes: list[str]
     refs: dict[int, TensorRef]
     op_names: dict[int, str] = field(default_factory=dict)  #: record seq -> op name
+    fired: Fired = field(default_factory=Fired)  #: the cost rules applied (ptosim.cost.rules)
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -142,8 +144,7 @@ def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> l
 def _mergeable(groups: list[Group]) -> set[int]:
     """The vector groups PyPTO's n-buffer merge may merge. It merges instances that share their input
     subgraphs, or else their output ones; an instance fed by (or feeding) its own task of another vector
-    group of the root shares neither (SK-03 INT8 at T=128: neither the norm + quant row blocks nor the
-    epilogue ones merged under any hash order)."""
+    group of the root shares neither (rule vec-merge-needs-shared-neighbour)."""
     made_by = {o.output.uid: g.gid for g in groups for o in g.ops if o.output is not None}
     prods: dict[int, set[int]] = defaultdict(set)
     cons: dict[int, set[int]] = defaultdict(set)
@@ -185,6 +186,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     jit = _jit_scope(record)
     runtime, _ = _scope_options(record, None, jit)
     notes: list[str] = []
+    fire = Fired()
 
     # groups per root
     groups: list[Group] = []
@@ -200,26 +202,34 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                           "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False,
                           "made": {o.output.uid for o in root_ops if o.unit == "S" and o.output is not None}})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
-        vgs = vec_groups(root_ops, aliases)
-        # PyPTO numbers the vector hash groups of a root from its end (SK-03 with bias: {0: 2} merges the
-        # epilogue, {1: 2} the norm); the parts of a split group share the number
+        vgs = vec_groups(root_ops, aliases, fire)
+        # rule vec-hash-order-from-end: PyPTO numbers the vector hash groups of a root from its end; the
+        # parts of a split group share the number
         vorder: dict[int, int] = {}
         for i, vg in enumerate(vgs):
             grid = group_grid(vg)
-            # PyPTO splits an over-full vector subgraph only when a wide matmul reads its result
+            if len(vg) > 1:
+                fire("vec-fuse-same-grid-and-stage")
+                if any(vec_grid(o)[:2] != grid for o in vg):
+                    fire("vec-fuse-whole-blocks")
+            # rule vec-split-over-ub: PyPTO splits an over-full vector subgraph only when a wide matmul reads it
             wide = _consumer_n(vg, root_ops) >= params.cost.vec_split_min_consumer_n
             parts = _split(vg, grid, aliases, params) if wide else [vg]
+            if len(parts) > 1:
+                fire("vec-split-over-ub")
             for part in parts:
                 vorder[part[0].seq] = len(vgs) - 1 - i
                 order.append((part[0].seq, "V", part, grid))
-        for o in reshape_tasks(root_ops, aliases):
+        for o in reshape_tasks(root_ops, aliases, fire):
             R, C = rows_cols(o.output.shape)
             order.append((o.seq, "V", [o], (R, R, C, C)))
         for o in copied_views(root_ops, reshaped):
+            fire("copied-view-task")
             R, C = rows_cols(o.output.shape)
             aliases.read.pop(o.output.uid, None)  # a copy: its readers wait for the task, not the argument
             order.append((o.seq, "V", [o], (R, R, C, C)))
         for o in copied_assembles(root_ops):
+            fire("copied-assemble-per-head")
             R, C = rows_cols(o.inputs[0].shape)
             heads = math.prod(o.inputs[0].shape[1:-1])  # one task per index of the middle dims
             aliases.write.pop(o.inputs[0].uid, None)  # a copy: the buffer's readers wait for its tasks
@@ -282,18 +292,27 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     for g in groups:
         _, pass_opts = _scope_options(record, root_info[g.root]["scope"], jit)
         if g.unit == "V":
+            fire("vec-task-per-row-block")
+            if any("cache_rows" in o.attrs for o in g.ops):
+                fire("scatter-writes-gm")  # lower_vec writes no COPY_OUT after a scatter
             R, tr = g.grid[0], g.grid[1]
             n = -(-R // tr)
             count, _raw = _count(pass_opts.vec_nbuffer_setting, g.hash_order, g.labels)
             nmerge = 1 if count is None else max(1, int(count))
+            if nmerge > 1 and g.hash_order in pass_opts.vec_nbuffer_setting.by_int:
+                fire("vec-hash-order-from-end")
             if n < params.cost.vec_merge_min_tasks or g.gid not in may_merge:
+                if nmerge > 1 and n >= params.cost.vec_merge_min_tasks:
+                    fire("vec-merge-needs-shared-neighbour")
                 nmerge = 1
-            # merged tasks share the UB: they must fit it (PyPTO left 4 [4, 1024] RMSNorm tiles per root
-            # unmerged, 217 KB for two, and merged 4 [4, 256] ones, 55 KB)
+            # merged tasks share the UB: they must fit it (rule vec-merge-fits-ub)
             while nmerge > 1 and _ub_bytes(g.ops, g.grid, range(min(nmerge, n)), aliases, params) > params.ub_bytes:
+                fire("vec-merge-fits-ub")
                 nmerge //= 2
             nmerge = family_merge.setdefault(g.family, nmerge)
             chunks = [list(range(i, min(n, i + nmerge))) for i in range(0, n, nmerge)]
+            if len(chunks) < n:
+                fire("vec-nbuffer-merge")
             for chunk in chunks:
                 body = Body()
                 for j in chunk:
@@ -302,6 +321,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
         else:
+            fire("cube-task-per-output-tile")
             op = g.ops[0]
             mtiles, ntiles, _mt, _nt = g.grid
             l1n, l1raw = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
@@ -309,25 +329,33 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             side = l1raw[1] if isinstance(l1raw, tuple) else "right"
             if side == "right" and mtiles == 1 and not unrolled(op, record):
                 # one row tile at compile time too (rows not scaled by a token-loop unroll): the
-                # tiles share the A block, and PyPTO merges along n (SK-05 phase 2's q·kᵀ, n = 2 x 64)
+                # tiles share the A block, and PyPTO merges along n (rule l1-reuse-along-n-static-rows)
                 side = "left"
+                if l1n > 1:
+                    fire("l1-reuse-along-n-static-rows")
             if side == "left":  # share the A block: merge along n, as many B blocks as fit L1 next to it
-                # twice over (PyPTO 0.2.0 at unroll 1 and K = 1024 leaves every weight n-tile of SK-03 a task
-                # of its own, [128 or 64, 1024] per tile, whatever the k step; it merges SK-05's q·kᵀ,
-                # 2 x [64, 64])
+                # twice over (rule l1-reuse-along-n-fits-l1: [128 or 64, 1024] weight n tiles beside a
+                # token row stay tasks of their own, whatever the k step; q·kᵀ's 2 x [64, 64] merge)
                 k, nb = int(op.attrs.get("k", 1)), nbytes_of(op.inputs[0].dtype) if op.inputs else 2
                 while l1n > 1 and 2 * (_mt + l1n * _nt) * k * nb > params.l1_bytes:
+                    fire("l1-reuse-along-n-fits-l1")
                     l1n //= 2
                 units = [[(mi, nj) for nj in range(s, min(ntiles, s + l1n))] for mi in range(mtiles) for s in range(0, ntiles, l1n)]
             else:  # share the B (weight) block: merge along m
                 units = [[(mi, nj) for mi in range(s, min(mtiles, s + l1n))] for s in range(0, mtiles, l1n) for nj in range(ntiles)]
+                if l1n > 1 and mtiles > 1:
+                    fire("l1-reuse-along-m")
             nbn, _ = _count(pass_opts.cube_nbuffer_setting, g.hash_order, g.labels)
             nbn = 1 if nbn is None else max(1, int(nbn))
             merged = [sum(units[i:i + nbn], []) for i in range(0, len(units), nbn)]
+            if len(merged) < len(units):
+                fire("cube-nbuffer-merge")
             for pairs in merged:
                 body, l1 = Body(), L1Blocks(params.l1_bytes)
                 for mi, nj in pairs:
                     lower_cube(op, mi, nj, body, l1, aliases, params)
+                if l1.decided:
+                    fire("l1-keeps-first-and-last-blocks")
                 info = []
                 if l1n > 1 and len(pairs) > 1:
                     info.append(f"l1ReuseInfo hashOrder: {g.hash_order}, subGraphCount: {min(l1n, len(pairs))}")
@@ -335,20 +363,21 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                     info.append(f"cubeMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(pairs)}")
                 tasks.append(_task(len(tasks), "AIC", g, body, tuple(pairs), "; ".join(info)))
 
-    dependencies(tasks, aliases)
-    ndev = len(device_tasks(tasks, root_info, runtime))
+    dependencies(tasks, aliases, fire)
+    ndev = len(device_tasks(tasks, root_info, runtime, fire))
     # sync_tasks asks which tasks read a tensor a root of S ops made: only those tensors are kept
     made = set().union(*(info["made"] for info in root_info))
     inputs = {o.seq: {t.uid for t in o.inputs if t.uid in made} for o in record.ops} if made else {}
     sync_tasks(tasks, root_info, aliases,
-               {t.id: set().union(*(inputs[q] for q in t.record_ops)) for t in tasks} if made else {})
+               {t.id: set().union(*(inputs[q] for q in t.record_ops)) for t in tasks} if made else {}, fire)
     devices: list[list[int]] = [[] for _ in range(ndev)]
     for t in tasks:
         devices[t.device].append(t.id)
     if runtime.stitch_function_max_num and len(devices) > 1:
+        fire("device-task-stitch")
         notes.append(f"{len(root_info)} roots stitched {runtime.stitch_function_max_num} at a time into "
                      f"{len(devices)} device tasks; each waits for the previous one")
-    return Graph(tasks, root_info, devices, runtime, notes, refs, {o.seq: o.op for o in record.ops})
+    return Graph(tasks, root_info, devices, runtime, notes, refs, {o.seq: o.op for o in record.ops}, fire)
 
 
 def _task(tid: int, kind: str, g: Group, body: Body, instances: tuple, merge: str) -> Task:

@@ -30,17 +30,20 @@ class L1Blocks:
 
     Per operand it keeps the first ``cap - 1`` distinct blocks plus the most recent one, cap being
     how many such blocks fit in L1 next to the other operand's (PyPTO's L1-reuse runs show the same
-    pattern: with 128 KiB weight blocks, 3 of 8 are reused).
+    pattern: with 128 KiB weight blocks, 3 of 8 are reused): rule l1-keeps-first-and-last-blocks,
+    which ``decided`` says was applied (a block was asked for again).
     """
 
     def __init__(self, l1_bytes: int) -> None:
         self.l1 = l1_bytes
         self.order: dict[str, list[Any]] = {}
         self.index: dict[Any, int] = {}
+        self.decided = False
 
     def lookup(self, side: str, key: Any, block_bytes: int) -> int | None:
         if key not in self.index:
             return None
+        self.decided = True
         cap = max(1, self.l1 // max(1, block_bytes) - 1)
         order = self.order[side]
         pos = order.index(key)

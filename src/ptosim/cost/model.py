@@ -47,6 +47,11 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def rules_fired(self) -> tuple[str, ...]:
+        """The ids of the cost rules (``ptosim.cost.rules``) this estimate applied, in the table's order."""
+        return self.graph.fired.ids()
+
+    @property
     def tasks(self) -> list[Task]:
         return self.graph.tasks
 
@@ -178,8 +183,10 @@ def estimate(record: RunRecord, profile: Profile | str | None = None, *,
     else:
         cp = CostParams.from_profile(prof, params)
     graph = build_graph(record, cp)
-    run_tasks(graph.tasks, graph.devices, cp)
-    schedule(graph.tasks, graph.devices, prof.aic, prof.aiv, cp, graph.runtime.device_sched_mode)
+    run_tasks(graph.tasks, graph.devices, cp, graph.fired)
+    if cp.cost.l2.enabled and any(not r.cacheable for r in graph.refs.values()):
+        graph.fired("none-cacheable-bypasses-l2")
+    schedule(graph.tasks, graph.devices, prof.aic, prof.aiv, cp, graph.runtime.device_sched_mode, graph.fired)
     work = [t for t in graph.tasks if t.kind != "HUB"]
     t0 = min((t.start for t in work), default=0)
     t1 = max((t.end for t in work), default=0)

@@ -14,12 +14,13 @@ from collections import defaultdict
 
 from ..record import OpRecord, RunRecord
 from .lower import vec_grid
+from .rules import Fire, ignore
 from .tasks import Aliases
 
 __all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "copied_assembles", "unrolled", "chains"]
 
 
-def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord]]:
+def vec_groups(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) -> list[list[OpRecord]]:
     """Vector ops of one root joined producer -> consumer when they share a row-tile grid and a stage.
 
     The stage counts the matmuls on the way to an op: a vector op that needs a matmul's result cannot
@@ -27,10 +28,10 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     (online softmax is rescale with ``o·α``, P·V, then ``+ P·V`` in PyPTO 0.2.0: three tasks). The
     chain runs through a named buffer assembled and read again in the root and through a copying
     reshape (the last block's o update, o / l, reshape and cast are one task), and through a column view
-    of a vector result only when it is reshaped (SK-05's q and k slices of a vector epilogue, reshaped to
-    one row per head for their norms, share the epilogue's task), not into a buffer PyPTO copies (a copied
-    assemble). The readers of one copy of a kernel argument's view share a task (the K and V cache
-    scatters at a token's slot)."""
+    of a vector result only when it is reshaped (rule reshaped-slice-joins-producer: the fused
+    pre-attention's q and k slices of a vector epilogue, reshaped to one row per head for their norms),
+    not into a buffer PyPTO copies (a copied assemble). The readers of one copy of a kernel argument's
+    view share a task (the K and V cache scatters at a token's slot). ``fire`` records the rules applied."""
     vops = [o for o in root_ops if o.unit == "V"]
     parent = {o.seq: o.seq for o in vops}
 
@@ -57,22 +58,29 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
         alone = o.unit == "V" and (any(t.uid in strided for t in o.inputs) or _half_times_broadcast(o, halves))
+        if alone:
+            fire("strided-view-op-alone")
         if o.unit == "V" and not alone:
             # an op joining the reads of two kernel arguments (add_residual's x + residual) leaves each
-            # read (and its cast) a task of its own in PyPTO 0.2.0
+            # read (and its cast) a task of its own in PyPTO 0.2.0 (rule two-argument-reads-alone)
             reads = {t.uid for t in o.inputs if t.uid in read_of}
             if len({read_of[u] for u in reads}) < 2:
                 reads = set()
+            elif any(t.uid in reads and t.uid in chain for t in o.inputs):
+                fire("two-argument-reads-alone")
             for t in o.inputs:
                 p = chain.get(t.uid)
                 if (p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq])
                         and (depth[t.uid] == d or p in made_from_nothing)):
+                    if depth[t.uid] != d:
+                        fire("constant-joins-reader")
                     parent[find(o.seq)] = find(p)
                 if t.uid in first_reader:  # the readers of one argument copy share a task
                     q = first_reader[t.uid]
                     if q is None:
                         first_reader[t.uid] = o.seq
                     elif _fits(grid[q], grid[o.seq]):
+                        fire("argument-copy-readers-share-task")
                         parent[find(o.seq)] = find(q)
         if o.output is None:
             continue
@@ -96,6 +104,7 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
         elif o.unit == "S" and o.op == "view" and src in chain:
             sliced[o.output.uid] = chain.pop(o.output.uid, chain[src])
         elif o.unit == "S" and o.op == "reshape" and src in sliced:
+            fire("reshaped-slice-joins-producer")
             chain[o.output.uid] = sliced[src]
         elif o.unit == "S" and src in chain and chains(o) and o.seq not in copied:
             dst = o.output.uid
@@ -107,7 +116,9 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
                 # two results assembled into one named tensor in the root: one task in PyPTO 0.2.0 when
                 # the root reads the tensor again (RoPE's o1 and o2 into the pairs, reshaped; K's halves
                 # into k_tmp, scattered) or it already holds pieces stitched that way (the rotated pairs
-                # and the pass-through into the heads); SK-05's Q halves, only assembled out, stay two
+                # and the pass-through into the heads); the fused pre-attention's Q halves, only
+                # assembled out, stay two (rule assembled-pieces-share-task)
+                fire("assembled-pieces-share-task")
                 parent[find(chain[src])] = find(prev)
                 stitched.add(dst)
             chain[o.output.uid] = chain[src]
@@ -120,8 +131,8 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases) -> list[list[OpRecord
 
 
 def _argument_copies(root_ops: list[OpRecord], aliases: Aliases) -> list[int]:
-    """Uids of copying reshapes of a kernel argument's view (SK-05's slot_mapping rows reshaped to
-    [T, 1]): PyPTO 0.2.0 keeps such a copy in UB and runs its readers (the K and V cache scatters) as
+    """Uids of copying reshapes of a kernel argument's view (the fused pre-attention's slot_mapping rows
+    reshaped to [T, 1]): PyPTO 0.2.0 keeps such a copy in UB and runs its readers (the K and V cache scatters) as
     one task."""
     return [o.output.uid for o in root_ops if o.unit == "S" and o.op == "reshape" and o.output is not None
             and not o.attrs.get("inplace") and o.inputs and aliases.argument(o.inputs[0].uid) is not None]
@@ -166,16 +177,17 @@ def chains(op: OpRecord) -> bool:
     return op.op == "reshape" and not (op.attrs.get("inplace") and op.inputs and op.inputs[0].kind == "gm")
 
 
-def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
+def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) -> list[OpRecord]:
     """Reshapes PyPTO runs as a task of their own (PIPE_S RESHAPE between a copy-in and a copy-out)
     when the vector ops making their source run in more than one row block (a single block does the
-    reshape itself: SK-04 with unroll 1, or T < 8 with unroll 8):
+    reshape itself: the MLA prolog with unroll 1, or T < 8 with unroll 8) — rule
+    reshape-task-of-multi-block-result:
 
-    * one that changes the rank of a vector result which is then assembled or viewed (SK-04's
-      [T*NH, D] -> [T, NH, D] head split);
-    * a copying reshape of a view of such a result (AT-04 variant B's pairs, [.., R] -> [.., R/2, 2]),
-      also of a result made in one block when the root is an unrolled one of several tokens (SK-04's
-      kv pairs at T=16, unroll 8: one [8, 64] tile).
+    * one that changes the rank of a vector result which is then assembled or viewed (the MLA
+      prolog's [T*NH, D] -> [T, NH, D] head split);
+    * a copying reshape of a view of such a result (RoPE's interleaved pairs, [.., R] -> [.., R/2, 2]),
+      also of a result made in one block when the root is an unrolled one of several tokens (rule
+      reshape-task-in-unrolled-root: the MLA prolog's kv pairs at T=16, unroll 8: one [8, 64] tile).
 
     A reshape of a GM tensor (a matmul result, a kernel argument) is a view change only (PyPTO's
     zero-cost "fake" task)."""
@@ -200,15 +212,17 @@ def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases) -> list[OpRecord]:
             continue
         rank = len(o.output.shape) != len(o.inputs[0].shape)
         if direct and rank and (o.output.uid in aliases.write or (o.output.uid == src and src in viewed)):
+            fire("reshape-task-of-multi-block-result")
             out.append(o)
         elif not direct and not o.attrs.get("inplace"):
+            fire("reshape-task-in-unrolled-root" if grid[0] <= grid[1] else "reshape-task-of-multi-block-result")
             out.append(o)
     return out
 
 
 def copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpRecord]:
     """Views PyPTO 0.2.0 copies in a task of their own (REGISTER_COPY under the vec tile): a view of a
-    kernel argument reshaped in place (SK-01's query rows, q -> [T*NQ, D]). Its swimlane names the task
+    kernel argument reshaped in place (the online flash attention's query rows, q -> [T*NQ, D]). Its swimlane names the task
     after the reshape."""
     return [o for o in root_ops if o.unit == "S" and o.op == "view" and o.inputs and o.output is not None
             and o.inputs[0].uid in reshaped]
@@ -216,7 +230,7 @@ def copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpR
 
 def copied_assembles(root_ops: list[OpRecord]) -> list[OpRecord]:
     """Assembles into a named buffer of data no vector or cube op of the root holds, i.e. the result of a
-    copying (not in-place) reshape: SK-05's v, ``reshape(qkv[:, K+N:], [T, NKV, D])`` or its cast, into
+    copying (not in-place) reshape: the fused pre-attention's v, ``reshape(qkv[:, K+N:], [T, NKV, D])`` or its cast, into
     ``v_tmp``. PyPTO 0.2.0 copies it in tasks of their own, one per index of the source's middle dims
     (two for two KV heads, per token or per four-token root alike), between the matmul and the cache
     write that reads the buffer."""

@@ -18,6 +18,9 @@ spot (PyPTO's merged swimlane draws them as 1 us "fake" tasks in later device ta
 model runs them in 1 cycle). Device tasks run one after the other, the next one submitted
 ``device_task_switch_cycles`` after the previous one's last completion was resolved.
 
+The rules (``ptosim.cost.rules``): aicpu-schedulers, sync-task-costs-nothing, resolve-end-is-a-step,
+one-next-cycle, task-start-steps.
+
 ``device_sched_mode``: 0 FIFO; 1 L2 affinity (a core prefers a ready task of the root it ran last);
 2 fair (each dispatch costs ``fair_extra_cycles`` more); 3 both.
 """
@@ -30,6 +33,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from .params import CostParams
+from .rules import Fire, ignore
 from .tasks import Task
 
 __all__ = ["schedule"]
@@ -75,6 +79,7 @@ class _DeviceRun:
         self.eseq = 0
         self._ticks: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}  #: id(op_times) -> (it, tick ends)
         self.last_step = -1
+        self.applied: set[str] = set()  #: the rules this run applied
         for t in members:
             if self.left[t] == 0:
                 self._global(t, start_at)
@@ -127,6 +132,8 @@ class _DeviceRun:
                 # came in between: PyPTO keeps one "next cycle", and later steps do not ask again
                 if x < 0 or self.last_step <= x:
                     self.step(now)
+                else:
+                    self.applied.add("one-next-cycle")
                 continue
             if kind == _POLL:
                 cost, stepped = 0, False
@@ -138,6 +145,7 @@ class _DeviceRun:
                         if not stepped:  # the first resolve's end asks for a step (see run)
                             self.push(now + cost, _TICK, now)
                             stepped = True
+                            self.applied.add("resolve-end-is-a-step")
                 self.push(now + cost, _DISPATCH, x)
                 self.step(now)
                 continue
@@ -166,6 +174,7 @@ class _DeviceRun:
             hub = tasks[hid]
             hub.start = hub.end = t
             self.finish(hid, t, a)  # no thread time: the successors' readiness is delayed only
+            self.applied.add("sync-task-costs-nothing")
         sc = 0
         for core in self.cpus[a]:
             q = ready[core.kind]
@@ -185,8 +194,11 @@ class _DeviceRun:
             task.start, task.core = t + sc, core.index
             task.end = task.start + task.duration
             core.task, core.end, core.last_root = tid, task.end, task.root
-            for i in range(min(len(task.ops), self.p.cost.sched.task_start_steps)):  # a step per tile, a cycle apart
+            starts = min(len(task.ops), self.p.cost.sched.task_start_steps)
+            for i in range(starts):  # a step per tile, a cycle apart
                 self.push(task.start + i, _TICK, -1)
+            if starts:
+                self.applied.add("task-start-steps")
             for op_end in self._tick_ends(task.op_times):
                 self.push(task.start + op_end, _TICK, -1)
             self.push(task.end, _TICK, -1)
@@ -194,8 +206,9 @@ class _DeviceRun:
 
 
 def schedule(tasks: list[Task], devices: list[list[int]], n_aic: int, n_aiv: int, params: CostParams,
-             sched_mode: int = 0) -> int:
-    """Set start/end/core of every task; return the cycle the last device task was seen finished."""
+             sched_mode: int = 0, fire: Fire = ignore) -> int:
+    """Set start/end/core of every task; return the cycle the last device task was seen finished.
+    ``fire`` records the rules applied."""
     cpus = _owners(n_aic, n_aiv, params.cost.sched.aicpu_count)
     pending = [(0, _POLL)] * len(cpus)
     now = 0
@@ -204,6 +217,9 @@ def schedule(tasks: list[Task], devices: list[list[int]], n_aic: int, n_aiv: int
             continue
         start_at = now + (params.cost.sched.device_task_switch_cycles if d > 0 else 0)
         run = _DeviceRun(tasks, members, cpus, params, start_at, sched_mode)
+        fire("aicpu-schedulers")
         pending = run.run(pending)
         now = run.last_done
+        for rule in sorted(run.applied):
+            fire(rule)
     return now

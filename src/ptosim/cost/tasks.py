@@ -17,11 +17,13 @@ from typing import Any
 from ..options import RuntimeOptions
 from ..record import OpRecord, TensorRef
 from .lower import Box, TileOp, row_offset as _row_offset, rows_cols
+from .rules import Fire, ignore
 
 __all__ = ["SYNC_MIN", "Task", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
 
 #: PyPTO routes a join through a sync (HUB) task only from 3 producers (or 3 view readers) up;
-#: with 2 producers every consumer waits on both directly (seen in its task topology).
+#: with 2 producers every consumer waits on both directly (seen in its task topology): rules
+#: sync-join-from-three and root-start-sync.
 SYNC_MIN = 3
 
 
@@ -136,14 +138,15 @@ def overlap(a: Box, b: Box) -> bool:
     return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
 
 
-def dependencies(tasks: list[Task], aliases: Aliases) -> None:
+def dependencies(tasks: list[Task], aliases: Aliases, fire: Fire = ignore) -> None:
     """A task depends on every earlier task that wrote a box it reads (RAW through GM/workspace), except
     one a later write it waits for covers (that write stands for it, as in PyPTO 0.2.0's topology).
 
     A named buffer (``pypto.Tensor`` carried across loop iterations: online softmax's o, l, m) read
     in a later root is waited for as the earlier root's output: the reader waits for every task of
     that root that writes an assembled tensor (PyPTO 0.2.0's swimlane: the next block's rescale
-    starts after the previous block's o update, though it reads only m and l)."""
+    starts after the previous block's o update, though it reads only m and l: rule
+    buffer-read-waits-root-writers). ``fire`` records the rules applied."""
     writers: dict[int, dict[int, list[tuple[Box, int]]]] = defaultdict(lambda: defaultdict(list))
     bucket: dict[int, int] = {}
     root_out: dict[int, set[int]] = defaultdict(set)  # root -> its tasks that write assembled tensors
@@ -159,6 +162,8 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
         for uid, box, _v in t.reads:
             r = buffer_root.get(uid)
             if r is not None and r != t.root:
+                if root_out[r]:
+                    fire("buffer-read-waits-root-writers")
                 t.preds |= root_out[r]
             t.preds.update(w for w in _overlapping(writers, uid, box, rows_per_bucket) if w != t.id)
         for uid, box in t.writes:
@@ -171,16 +176,19 @@ def dependencies(tasks: list[Task], aliases: Aliases) -> None:
                     buffer_root[base] = t.root
                 for k in _buckets(bbox, rows_per_bucket(base)):
                     # a write covering an earlier one this task waits for supersedes it: later readers wait
-                    # for this task alone (PyPTO 0.2.0 chains SK-05's per-token cache scatters, and the
-                    # attention reading the cache waits for the last one only)
+                    # for this task alone (rule write-supersedes-covered-write: PyPTO 0.2.0 chains the fused
+                    # pre-attention's per-token cache scatters, and the attention waits for the last one only)
                     entries = writers[base][k]
-                    entries[:] = [(b, w) for b, w in entries if not (w in t.preds and _within(b, bbox))]
+                    kept = [(b, w) for b, w in entries if not (w in t.preds and _within(b, bbox))]
+                    if len(kept) < len(entries):
+                        fire("write-supersedes-covered-write")
+                    entries[:] = kept
                     entries.append((bbox, t.id))
-    _later_writers(tasks, writers, rows_per_bucket)
+    _later_writers(tasks, writers, rows_per_bucket, fire)
 
 
 def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Box, int]]]],
-                   rows_per_bucket: Any) -> None:
+                   rows_per_bucket: Any, fire: Fire) -> None:
     """RAW edges from writers listed after their reader. A task can hold ops from both sides of
     another task's ops in program order (the last RoPE task: the sub of the first halves, then the add of
     the second halves, whose muls are tasks of their own): it waits for those later-listed writers of the
@@ -193,6 +201,7 @@ def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Bo
             for w in _overlapping(writers, uid, box, rows_per_bucket):
                 if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
                         and not _waits_for(by_id, w, t.id)):
+                    fire("later-listed-writer-edge")
                     t.preds.add(w)
 
 
@@ -235,11 +244,12 @@ def _waits_for(by_id: dict[int, Task], a: int, b: int) -> bool:
 
 
 def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
-               reads_of: dict[int, set[int]] | None = None) -> None:
+               reads_of: dict[int, set[int]] | None = None, fire: Fire = ignore) -> None:
     """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles),
-    and one per root of views and reshapes only, ahead of the tasks of later roots that read them (SK-01's
-    per-sequence reshape of q: a sync task before the two head copies of each sequence in PyPTO 0.2.0).
-    ``reads_of``: task id -> the tensor uids its recorded ops read."""
+    and one per root of views and reshapes only, ahead of the tasks of later roots that read them (rule
+    reshape-root-sync: the online flash attention's per-sequence reshape of q, a sync task before the two
+    head copies of each sequence in PyPTO 0.2.0).
+    ``reads_of``: task id -> the tensor uids its recorded ops read; ``fire`` records the rules applied."""
     by_group: dict[int, list[Task]] = defaultdict(list)
     for t in list(tasks):
         by_group[t.group].append(t)
@@ -250,6 +260,7 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
         for common, cluster in clusters.items():
             if len(cluster) < 2 or len(common) < SYNC_MIN:
                 continue
+            fire("sync-join-from-three")
             hub = Task(len(tasks), "HUB", "", cluster[0].root, -1, preds=set(common))
             tasks.append(hub)
             for m in cluster:
@@ -266,6 +277,7 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
         if info["views"]:
             readers = [t for t in members if any(v for _u, _b, v in t.reads)]
             if len(readers) >= SYNC_MIN:
+                fire("root-start-sync")
                 hub = Task(len(tasks), "HUB", "", r, -1)
                 tasks.append(hub)
                 for t in _first_of(readers, succs):
@@ -273,6 +285,7 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
         if info["assembles"]:
             writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
             if writers:
+                fire("root-end-sync")
                 tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
     readers_of: dict[int, list[Task]] = defaultdict(list)  # uid -> the tasks that read it, in id order
     for t in tasks:
@@ -288,6 +301,7 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
                  if t.root > r and roots[t.root]["loops"][:len(frames)] == frames}
         readers = [found[i] for i in sorted(found)]
         if readers:  # the sync task runs with its first reader's device task (a root of S ops has none)
+            fire("reshape-root-sync")
             hub = Task(len(tasks), "HUB", "", readers[0].root, -1)
             tasks.append(hub)
             for t in _first_of([t for t in readers if t.device == readers[0].device], succs):
@@ -304,8 +318,8 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
 
 def _first_of(readers: list[Task], succs: dict[int, list[Task]]) -> list[Task]:
     """The readers no other reader of their root leads to. A sync task's edge to a later one is implied,
-    and PyPTO 0.2.0 leaves it out (SK-04's root-start sync task has 7 successors, the tasks with no other
-    predecessor); it matters because each successor costs its resolver ``resolve_cycles``.
+    and PyPTO 0.2.0 leaves it out (rule root-start-sync: the MLA prolog's root-start sync task has 7
+    successors at T=1, the tasks with no other predecessor); it matters because each successor costs its resolver ``resolve_cycles``.
     ``succs``: task id -> the tasks that wait for it."""
     seen: set[int] = set()
     todo = [s for t in readers for s in succs.get(t.id, ()) if s.root == t.root]
@@ -317,13 +331,16 @@ def _first_of(readers: list[Task], succs: dict[int, list[Task]]) -> list[Task]:
     return [t for t in readers if t.id not in seen]
 
 
-def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions) -> list[list[int]]:
+def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions,
+                 fire: Fire = ignore) -> list[list[int]]:
     per = max(1, int(runtime.stitch_function_max_num or 1))
     device_of_root, dev, used = [], 0, 0
     for r, info in enumerate(roots):
         # a loop with submit_before_loop=True: what ran before it is submitted as a device task of its own
         split = r > 0 and info.get("submit_before_loop") and roots[r - 1].get("outer") != info.get("outer")
         if used >= per or (split and used):
+            if split and used and used < per:
+                fire("submit-before-loop-device-task")
             dev, used = dev + 1, 0
         device_of_root.append(dev)
         used += 1

@@ -1,0 +1,315 @@
+"""Every PyPTO behaviour the cost model reproduces, as a record: what PyPTO does, which kernel it
+was read from, what its SIM showed, and the test that pins it.
+
+The cost code names the rule each of its decisions applies: ``fire(rule_id)`` (a ``Fired``) records
+that an estimate applied it, once per decision, never per tile op; ``Estimate.rules_fired`` lists
+them in this table's order. A rule here that no cost module fires is dead (tests/ptosim/test_rules.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Rule", "RULES", "BY_ID", "Fired", "Fire", "ignore"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  #: short kebab-case name, e.g. ``vec-merge-fits-ub``
+    statement: str  #: what PyPTO does, in terms of its ops, tasks and passes
+    read_from: str  #: the kernel (and case) it was read from
+    measured: str  #: what PyPTO's SIM (swimlane, task topology, AICPU trace) showed
+    test: str  #: the pytest node id that pins it
+    pypto: str = "0.2.0"  #: the PyPTO version it was read from
+
+
+_COST = "tests/ptosim/test_cost.py::"
+_RULES = "tests/ptosim/test_rules.py::"
+
+RULES: tuple[Rule, ...] = (
+    # --- latency ---------------------------------------------------------------------------------
+    Rule("tileop-level1-latency",
+         "A tile op costs PyPTO's level-1 fit cnt * (int((a * bytes * r * 1e-6 + b) * freq_trans) + 1) in single "
+         "precision, +1400 for COPY_IN and +300 for COPY_OUT; ops without an (a, b) pair use the level-0 formula",
+         "RMSNorm + linear, K=4096 N=1536 (PipeSimulatorFast::PostSimulate)",
+         "COPY_IN of a [128, 512] BF16 block of a [1536, 4096] weight 2775 cycles; [4, 4096] FP32 MUL 458, CAST 271",
+         _COST + "test_tileop_latency_is_pyptos_level1_fit"),
+    Rule("tile-op-issue-gap",
+         "Inside a task each pipe issues its tile ops in order, an op starting 2 cycles after both its pipe is free "
+         "and its inputs are ready (idle gaps filled across the subgraphs of a merged task); the task ends 1 cycle "
+         "after its last op",
+         "RMSNorm + linear, K=4096 N=1536, T=16",
+         "the 2-cycle issue gap and the 1-cycle tail in the pipe swimlane; AIC tasks 36396 cycles, AIV 5029 and 3105",
+         _COST + "test_task_durations_match_pypto_swimlane"),
+    Rule("l2-off-in-sim",
+         "PyPTO's SIM runs without its L2 model (mteUseL2Cache = 0), so the level-1 copy time is the hit path; "
+         "with the model on (20 MiB LRU per device task) a missing COPY_IN adds 150 cycles",
+         "online flash attention over a paged KV cache, q·kᵀ",
+         "a first COPY_IN of a block costs 1411 cycles in the SIM, not 1411 + the miss latency",
+         _COST + "test_cacheable_weight_is_reread_from_l2"),
+    Rule("none-cacheable-bypasses-l2",
+         "A NONE_CACHEABLE tensor always misses L2 and never occupies it, so it evicts nothing",
+         "PyPTO's cache model (config/CacheConfig.toml), two weights streamed every root",
+         "not measured in the SIM (it runs without L2)",
+         _COST + "test_none_cacheable_does_not_evict_other_tensors"),
+    # --- which tasks -------------------------------------------------------------------------------
+    Rule("vec-task-per-row-block",
+         "A group of fused vector ops runs as one AIV task per row block of its coarsest row tile: copy-ins of the "
+         "operands it does not make, its tile ops, copy-outs of what another task or the kernel needs",
+         "RMSNorm + linear, K=4096 N=1536, T=16, [4, 4096] norm tiles",
+         "AIV task durations 5029 and 3105 cycles (the two parts of the split norm), as the pipe swimlane",
+         _COST + "test_task_durations_match_pypto_swimlane"),
+    Rule("cube-task-per-output-tile",
+         "A matmul runs as one AIC task per mL0 x nL0 output tile, the K loop inside: per kL1 chunk a COPY_IN of "
+         "the A and B blocks, per kL0 step L1->L0A, L1->L0B and A_MUL_B / A_MULACC_B, one COPY_OUT of L0C",
+         "RMSNorm + linear, K=4096 N=1536, T=16",
+         "every AIC task 36396 cycles (12 of them), as the pipe swimlane",
+         _COST + "test_task_durations_match_pypto_swimlane"),
+    Rule("vec-fuse-same-grid-and-stage",
+         "Vector ops fuse producer -> consumer into one task when they share a row-tile grid and the number of "
+         "matmuls on their way (an op needing a matmul's result starts a new task)",
+         "online flash attention over a paged KV cache",
+         "a later block's rescale with o·α, P·V, then + P·V: three tasks; the last block's + P·V, o / l and cast one",
+         _COST + "test_online_softmax_task_graph_is_pyptos"),
+    Rule("vec-fuse-whole-blocks",
+         "Vector ops on different row tiles share a task when each is one row block or one's blocks are whole "
+         "blocks of the other's; the finer op runs once per row sub-block inside the task",
+         "RMSNorm ([4, K] tiles) + INT8 activation quant ([8, K] tiles) + linear, T=128",
+         "16 tasks of two norm tiles and one quant tile, not 32 + 16",
+         _COST + "test_a_consumer_on_whole_blocks_of_its_producer_shares_its_task"),
+    Rule("constant-joins-reader",
+         "A vector op that reads nothing (full, zeros) sits at no matmul depth and is filled in its reader's task",
+         "MLA prolog with INT8 activation quant after a projection (127 / amax), T=1",
+         "19 AIV tasks (ptosim had two more, one per constant)",
+         _COST + "test_a_constant_joins_its_reader_after_a_matmul"),
+    Rule("two-argument-reads-alone",
+         "An op joining the reads of two kernel arguments leaves each read (and its cast) a task of its own",
+         "fused pre-attention's residual add, x + residual cast to FP32, T=4",
+         "8 [1, 256] FP32 cast tasks at T=4; the add and the norm after it one task",
+         _COST + "test_casts_of_two_arguments_joined_by_an_op_are_tasks_of_their_own"),
+    Rule("strided-view-op-alone",
+         "A vector op on a strided view (one element of every row), or a product of part of a row by an operand "
+         "broadcast over a middle dim, runs as a task of its own; its consumers start the next task",
+         "RoPE on interleaved pairs in the MLA prolog, T=4",
+         "4 + 1 tasks per root and rotation (x1·cos, x2·sin, x2·cos, x1·sin, then both halves)",
+         _COST + "test_rope_pairs_task_graph_is_pyptos"),
+    Rule("assembled-pieces-share-task",
+         "Two results assembled into one named tensor the root reads again (or that holds pieces joined that "
+         "way) are one task; pieces only assembled out stay tasks of their own",
+         "RoPE halves assembled into the pairs; fused pre-attention's K halves into k_tmp and Q halves into q_tmp, T=16",
+         "Q's halves two tasks of 1.79 us each; K's halves and the cache scatters one task per token",
+         _COST + "test_cache_scatters_of_one_slot_copy_share_a_task_and_chain_token_to_token"),
+    Rule("reshaped-slice-joins-producer",
+         "A column view of a vector result, reshaped (one row per head), stays in the producer's task",
+         "fused pre-attention with a vector epilogue on the QKV projection (INT8 dequant, or a bias), q and k norms",
+         "epilogue, q norm and k norm one task per token: 5.87 us (INT8 dequant) and 5.09 us (bias) at T=1; "
+         "the same task counts at T = 1, 4, 16, 128",
+         _COST + "test_slices_of_a_vector_result_reshaped_for_a_norm_share_its_task"),
+    Rule("argument-copy-readers-share-task",
+         "The readers of one copying reshape of a kernel argument's view (kept in UB) share a task",
+         "fused pre-attention's K and V cache scatters at a copy of the token's slot_mapping row",
+         "one cache-write task per token, 6.28 us",
+         _COST + "test_cache_scatters_of_one_slot_copy_share_a_task_and_chain_token_to_token"),
+    Rule("reshape-task-of-multi-block-result",
+         "A reshape of a vector result made in more than one row block is a copy task of its own (PIPE_S RESHAPE "
+         "between a copy-in and a copy-out) when it changes the rank of a result then assembled or viewed, or "
+         "copies a view of such a result; in one row block the producer's task does it",
+         "MLA prolog, T=16: the heads' [T*NH, D] -> [T, NH, D] split and the rotated part's pairs; T=4 for one block",
+         "a reshape task each at T=16; none at T=4",
+         _COST + "test_reshapes_of_a_multi_block_result_are_tasks"),
+    Rule("reshape-task-in-unrolled-root",
+         "A copying reshape of a view of a result made in one row block is still a task of its own when the root "
+         "is an unrolled one of several tokens",
+         "MLA prolog's kv pairs, T=16 with unroll 8 ([8, 64] in one tile)",
+         "a 1.08 us reshape task; 52 tasks (ptosim had 50); a one-token root leaves it to the norm's task",
+         _COST + "test_a_copying_reshape_of_a_slice_in_an_unrolled_root_is_a_task"),
+    Rule("copied-view-task",
+         "A view of a kernel argument reshaped in place is copied in a task of its own (REGISTER_COPY under the "
+         "vec tile), named after the reshape",
+         "online flash attention: the query rows of q reshaped to [T*NQ, D]",
+         "a query-copy task per kv block ahead of q·kᵀ, in the swimlane",
+         _COST + "test_online_softmax_task_graph_is_pyptos"),
+    Rule("copied-assemble-per-head",
+         "An assemble into a named buffer of a copying reshape's result is copied in tasks of their own, one per "
+         "index of the source's middle dims, between the producer and the buffer's reader",
+         "fused pre-attention's v: reshape(qkv[:, K+N:], [T, NKV, D]) into v_tmp, 2 KV heads",
+         "2 copy tasks per root of 0.96 us each at T=1, also per four-token root (unroll 4: 2, not 8)",
+         _COST + "test_a_copying_reshape_assembled_into_a_buffer_is_copied_per_head"),
+    Rule("scatter-writes-gm",
+         "scatter_update lowers to INDEX_OUTCAST, which writes its rows to GM from UB: no COPY_OUT follows",
+         "fused pre-attention's cache-write task",
+         "6.28 us per task (ptosim's had a 0.17 us COPY_OUT per scatter, x1.12 of PyPTO at T=128)",
+         _COST + "test_a_scatter_writes_the_cache_itself"),
+    # --- splits and merges ------------------------------------------------------------------------
+    Rule("vec-split-over-ub",
+         "A vector subgraph whose summed UB buffers exceed the limit is split, by peeling ops off its end, only "
+         "when a matmul with N >= 1024 reads its result as the A operand",
+         "RMSNorm + linear, K=4096 N=1536, T=16, [4, 4096] norm tiles",
+         "split before the final cast (AIV parts 5029 and 3105 cycles); K=1024/2048 tiles stay one task; "
+         "N=1024 splits, N=896 does not, for 128- and 256-wide cube tiles alike",
+         _COST + "test_task_durations_match_pypto_swimlane"),
+    Rule("vec-nbuffer-merge",
+         "vec_nbuffer_setting merges N row blocks of a vector group into one task (a shared block copied in once), "
+         "from groups of 2 row blocks up",
+         "RMSNorm + linear, K=512, T=128, unroll 64, one-row norm tiles",
+         "43.7 / 25.6 / 31.2 us for unset / {-1: 4} / {-1: 8}; at unroll 16 T=16, 4 norm row blocks -> 2 tasks",
+         _COST + "test_vec_nbuffer_merges_tiny_vector_tasks"),
+    Rule("vec-hash-order-from-end",
+         "vec_nbuffer_setting's hash orders number a root's vector groups from its end; the parts of a UB-split "
+         "group share one number",
+         "RMSNorm + linear with a bias epilogue, T=128",
+         "{0: 2} merges the epilogue (8 tasks, the norm 32); {1: 2} the norm (16 tasks, the epilogue 16)",
+         _COST + "test_vec_nbuffer_hash_orders_count_from_the_end_of_the_root"),
+    Rule("vec-merge-needs-shared-neighbour",
+         "The n-buffer merge takes instances that share their input subgraphs, or else their output ones: an "
+         "instance fed by (or feeding) its own task of another vector group of the root is not merged",
+         "RMSNorm + INT8 linear with a dequant epilogue reading the norm's per-row scale, T=128",
+         "{0: 2}, {1: 2} and {2: 2} left all 35 tasks as they were",
+         _COST + "test_vec_nbuffer_leaves_tasks_fed_by_their_own_vector_task_alone"),
+    Rule("vec-merge-fits-ub",
+         "Merged vector tasks share the UB: the merge count is halved until the merged row blocks fit it",
+         "RMSNorm + linear, 4 norm row blocks per root",
+         "4 [4, 1024] tiles left unmerged (217 KB for two); 4 [4, 256] ones merged (55 KB)",
+         _COST + "test_vec_nbuffer_leaves_few_tasks_alone"),
+    Rule("l1-reuse-along-m",
+         "cube_l1_reuse_setting merges N output tiles that share the B (weight) block, along m, into one task",
+         "RMSNorm + linear, four 16-row m tiles per weight block",
+         "96 -> 48 AIC tasks at T=128 from unroll 16 to 64 with {-1: 2} (no figure of the merge alone recorded)",
+         _COST + "test_cube_l1_reuse_saves_copy_ins"),
+    Rule("l1-reuse-along-n-static-rows",
+         "A matmul with one row tile at compile time too (rows not scaled by a token-loop unroll) merges its "
+         "output tiles along n under cube_l1_reuse_setting: they share the A block",
+         "fused pre-attention's phase-2 q·kᵀ, n = 2 x 64, T=1",
+         "16 q·kᵀ tasks with cube_l1_reuse 2, 32 without",
+         _COST + "test_l1_reuse_merges_along_n_when_rows_are_static"),
+    Rule("l1-reuse-along-n-fits-l1",
+         "Merged along n, a task takes only as many B blocks as fit L1 next to the A block, twice over",
+         "RMSNorm + linear at unroll 1, K=1024, 128-wide n tiles, cube_l1_reuse 2",
+         "every weight n tile a task of its own (4 per token); the unroll-1 sweep went from x0.73-0.79 of "
+         "PyPTO's time to x0.94-0.98; at K=256 the pairs merge",
+         _COST + "test_l1_reuse_along_n_merges_only_what_fits_l1"),
+    Rule("l1-keeps-first-and-last-blocks",
+         "In a merged cube task a repeated GM block comes from L1 only if it is among the first cap - 1 distinct "
+         "blocks of its operand or the most recent one (cap: how many fit L1 beside the other operand's)",
+         "RMSNorm + linear under cube_l1_reuse_setting",
+         "with 128 KiB weight blocks, 3 of 8 are reused",
+         _COST + "test_cube_l1_reuse_saves_copy_ins"),
+    Rule("cube-nbuffer-merge",
+         "cube_nbuffer_setting merges N cube tasks (after the L1 reuse) into one",
+         "RMSNorm + linear, K=4096 N=1536, T=64",
+         "{-1: 2} 90.7 us, {-1: 4} 82.7 us, {-1: 8} 129.8 us (too few tasks)",
+         _COST + "test_cube_nbuffer_trades_dispatches_for_parallelism"),
+    # --- dependencies and sync tasks -----------------------------------------------------------------
+    Rule("write-supersedes-covered-write",
+         "A write covering an earlier write its task waits for stands for it: later readers wait for the later "
+         "writer alone",
+         "fused pre-attention's per-token KV cache scatters, T=16",
+         "3 successors per scatter task, 159 for the last; the attention waits for the last scatter only",
+         _COST + "test_cache_scatters_of_one_slot_copy_share_a_task_and_chain_token_to_token"),
+    Rule("buffer-read-waits-root-writers",
+         "A named buffer read in a later root is waited for as that root's output: the reader waits for every "
+         "task of the writing root that writes an assembled tensor",
+         "online flash attention over a paged KV cache",
+         "the next block's rescale starts after the previous block's o update, though it reads only m and l",
+         _COST + "test_online_softmax_task_graph_is_pyptos"),
+    Rule("later-listed-writer-edge",
+         "A task holding ops from both sides of another task's ops in program order waits for that later-listed "
+         "writer of its root",
+         "fused pre-attention's K RoPE, T=16",
+         "the last RoPE task (the sub, then the add) waits for all four products, in the task topology",
+         _COST + "test_rope_pairs_task_graph_is_pyptos"),
+    Rule("sync-join-from-three",
+         "Tasks of a group that wait for the same 3 or more tasks do so through one sync (HUB) task; with 2 "
+         "producers every consumer waits on both directly",
+         "PyPTO's task topology (the kernel was not recorded)",
+         "seen in the task topology (no figure recorded)",
+         _RULES + "test_a_join_of_three_goes_through_a_sync_task"),
+    Rule("root-start-sync",
+         "3 or more readers of a root's views wait for a root-start sync task, whose successors are only the "
+         "readers no other reader leads to",
+         "MLA prolog, T=1",
+         "the root-start sync task has 7 successors, the tasks with no other predecessor",
+         _COST + "test_a_root_start_sync_task_precedes_only_the_readers_nothing_else_leads_to"),
+    Rule("root-end-sync",
+         "The tasks of a root that write its assembles feed a root-end sync task",
+         "PyPTO's task topology (the kernel was not recorded)",
+         "seen in the task topology (no figure recorded)",
+         _RULES + "test_the_writers_of_a_roots_assembles_feed_an_end_sync_task"),
+    Rule("reshape-root-sync",
+         "A root of views and reshapes only has no task but a sync task ahead of the tasks of later roots that "
+         "read what it made",
+         "online flash attention: the per-sequence reshape of q, T=16",
+         "16 sequence sync tasks of 2 query copies each",
+         _COST + "test_a_root_of_reshapes_only_is_a_sync_task_ahead_of_its_readers"),
+    Rule("submit-before-loop-device-task",
+         "A loop with submit_before_loop=True submits what ran before it as a device task of its own",
+         "PyPTO's runtime option semantics (no kernel recorded)",
+         "not measured",
+         _RULES + "test_a_loop_submitted_before_starts_a_device_task"),
+    Rule("device-task-stitch",
+         "Roots are stitched stitch_function_max_num at a time into device tasks that run one after the other, "
+         "the next submitted 200 cycles after the previous one's last completion",
+         "RMSNorm + linear, T=64",
+         "298 us with stitch_function_max_num=1 vs 115 us with 16; 200 cycles in the AICPU trace between device tasks",
+         _COST + "test_stitch_function_max_num"),
+    # --- scheduling -----------------------------------------------------------------------------------
+    Rule("aicpu-schedulers",
+         "On A2/A3, 6 AICPU scheduler threads each own an equal share of the AIC and AIV cores and loop: poll each core "
+         "(240 cycles), resolve each successor of a finished task (390 cycles), dispatch a ready task (200 cycles)",
+         "PyPTO's AICPU model (machine/AICPUMachine.cpp, config/AICPUConfig.toml)",
+         "the configured costs: aicpuMachineNumber 6, completion 240, resolve 390, scheduler 200 cycles",
+         _COST + "test_cost_coefficients_are_profile_data"),
+    Rule("sync-task-costs-nothing",
+         "A sync (HUB) task is processed by a dispatching AICPU thread at no cost, its successors resolved on the spot",
+         "PyPTO's AICPU model",
+         "the merged swimlane draws sync tasks as 1 us fake tasks in later device tasks; the cost model runs them in 1 cycle",
+         _RULES + "test_sync_tasks_take_no_time"),
+    Rule("resolve-end-is-a-step",
+         "An AICPU poll that resolves a finished task asks for a device step when its first resolve ends; a "
+         "ready task reaches the global queue at a step",
+         "RMSNorm + linear, T=4: norm -> matmul, four times",
+         "the matmuls started at 3.20, 4.51, 4.62 and 4.73 us",
+         _COST + "test_a_resolve_end_is_a_scheduler_step"),
+    Rule("one-next-cycle",
+         "The device keeps a single next step: a step asked for at a poll is lost if another comes first, and a "
+         "quiet device then waits for the next scheduler event",
+         "RMSNorm + linear, T=1: gamma prep -> norm -> matmul",
+         "the three tasks started at 0, 3.20 and 8.33 us",
+         _COST + "test_a_step_asked_for_at_a_poll_is_lost_to_an_earlier_one"),
+    Rule("task-start-steps",
+         "A core starting a task steps the device once per tile op on consecutive cycles as it allocates and "
+         "issues them",
+         "MLA prolog, T=1",
+         "5 tasks moved to the global queue within 3 cycles of an AIC task's start; the sync task's 7 successors "
+         "started 0.11 us apart",
+         _COST + "test_a_task_start_steps_the_device_once_per_tile_op"),
+)
+
+BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
+
+#: what the cost code calls to record a rule it applied
+Fire = Callable[[str], None]
+
+
+def ignore(rule_id: str) -> None:
+    """A ``Fire`` that records nothing (the default where a caller asks for no record)."""
+
+
+class Fired:
+    """The rules an estimate applied: call it with a rule id (an unknown id is a KeyError)."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[str, None] = {}
+
+    def __call__(self, rule_id: str) -> None:
+        if rule_id not in self._ids:
+            if rule_id not in BY_ID:
+                raise KeyError(f"no cost rule {rule_id!r} in ptosim.cost.rules")
+            self._ids[rule_id] = None
+
+    def ids(self) -> tuple[str, ...]:
+        """The rules fired, in the table's order."""
+        return tuple(r.id for r in RULES if r.id in self._ids)
