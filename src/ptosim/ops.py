@@ -51,7 +51,7 @@ def store(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values.astype(dtype.np_dtype)  # two's-complement wrap, as the hardware's int ALU
 
 
-def _broadcast_valid(out_shape: Sequence[int], tensors: Sequence[Tensor]) -> tuple[int, ...] | None:
+def broadcast_valid(out_shape: Sequence[int], tensors: Sequence[Tensor]) -> tuple[int, ...] | None:
     """Valid extent of an elementwise result: the smallest valid extent of the full-size operands."""
     if all(t.valid is None for t in tensors):
         return None
@@ -105,7 +105,7 @@ def _binary(op: str, input: Any, other: Any, fn: Callable[[np.ndarray, Any], np.
         kind: OpKind = "binary" if a.dims == other.dims else "broadcast"
         tile = check_vec_op(machine, op, kind, out_shape, [a.dtype])
         values = fn(compute_view(a), compute_view(other))
-        out = new_tile(machine, store(values, a.dtype), a.dtype, _broadcast_valid(out_shape, [a, other]))
+        out = new_tile(machine, store(values, a.dtype), a.dtype, broadcast_valid(out_shape, [a, other]))
         _record(machine, op, [a, other], out, tile, int(np.prod(out_shape)))
         return out
     if isinstance(other, SymbolicScalar) or isinstance(other, bool) or not isinstance(other, (int, float, np.number)):

@@ -73,6 +73,9 @@ OPS: dict[str, OpInfo] = {
         *_ops("ops", "reduce", "V", "reduce", True, {"sum": ("ROWSUM_SINGLE", None), "amax": ("ROWMAX_SINGLE", None)}),
         *_ops("ops", "full", "V", "unary", True, {"full": ("VEC_DUP", None)}),
         *_ops("ops", "zeros", "V", "unary", False, {"zeros": ("VEC_DUP", None)}),
+        *_ops("comparison", "compare", "V", "elementwise", True, {  # BOOL results; PyPTO's SIM: CMP / CMPS
+            n: ("CMP", "CMPS") for n in ("gt", "ge", "eq", "ne", "lt", "le")
+        }),
         *_ops("cube", "matmul", "C", None, False, {"matmul": (None, None)}),
         *_ops("cube", "scaled_mm", "C", None, False, {"scaled_mm": (None, None)}),
         *_ops("movement", "view", "any", None, False, {"view": (None, None)}),

@@ -28,7 +28,7 @@ Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 
 # the tile op each recorded op lowers to (``ptosim.vocabulary``); a profile's ``lowering`` overrides
 _BINARY = {o.name: o.tile_op for o in OPS.values() if o.family == "binary"}
 _SCALAR = {o.name: o.scalar_tile_op for o in OPS.values() if o.scalar_tile_op}
-_UNARY = {o.name: o.tile_op for o in OPS.values() if o.family in ("unary", "cast") and o.tile_op}
+_UNARY = {o.name: o.tile_op for o in OPS.values() if o.tile_op}  # any other op: its own tile op (CMP, WHERE_TT)
 
 
 @lru_cache(maxsize=256)
