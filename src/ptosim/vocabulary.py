@@ -76,6 +76,7 @@ OPS: dict[str, OpInfo] = {
         *_ops("comparison", "compare", "V", "elementwise", True, {  # BOOL results; PyPTO's SIM: CMP / CMPS
             n: ("CMP", "CMPS") for n in ("gt", "ge", "eq", "ne", "lt", "le")
         }),
+        *_ops("comparison", "where", "V", "elementwise", True, {"where": ("WHERE_TT", None)}),  # a scalar: WHERE_TS/ST/SS
         *_ops("cube", "matmul", "C", None, False, {"matmul": (None, None)}),
         *_ops("cube", "scaled_mm", "C", None, False, {"scaled_mm": (None, None)}),
         *_ops("movement", "view", "any", None, False, {"view": (None, None)}),

@@ -132,3 +132,99 @@ def test_compare_equals_real_pyptos_verify_output(run):
         got = torch.zeros((8, 64), dtype=torch.bool)
         run_pypto_verify(kernel, torch.from_numpy(x), torch.from_numpy(y), got)
         np.testing.assert_array_equal(run(getattr(pypto, name), x, y), got.numpy(), err_msg=name)
+
+
+# --- where ---------------------------------------------------------------------------------------
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+@pytest.mark.parametrize("dt", ["BF16", "FP16", "FP32", "INT32"])
+def test_where_moves_values_bit_for_bit(run, dt):
+    dtype = {**FLOATS, **INTS}[dt]
+    cond = RNG.random((16, 64)) > 0.5
+    x, y = tie_laden((16, 64), dtype), tie_laden((16, 64), dtype)
+    if dt != "INT32":
+        x.reshape(-1)[3:6] = np.array([np.inf, -np.inf, np.nan], np.float32).astype(dtype)
+        cond.reshape(-1)[:6] = True
+    out = run(pypto.where, cond, x, y)
+    assert out.dtype == x.dtype
+    np.testing.assert_array_equal(bits(out), bits(np.where(cond, x, y)))
+    cost_runs()
+
+
+def test_where_broadcasts_condition_and_values(run):
+    cond = RNG.random((16, 1)) > 0.5
+    col = RNG.standard_normal((16, 1)).astype(np.float32)
+    row = RNG.standard_normal((1, 64)).astype(np.float32)
+    out = run(pypto.where, cond, col, row)
+    assert out.shape == (16, 64)
+    np.testing.assert_array_equal(bits(out), bits(np.where(cond, col, row)))
+    cost_runs()
+
+
+def test_where_with_scalars(run):
+    """A Python number is Element(DT_FP32, value): rounded to FP32, then to the other value's dtype."""
+    cond = RNG.random((16, 64)) > 0.5
+    x = RNG.standard_normal((16, 64)).astype(ml_dtypes.bfloat16)
+    out = run(lambda c, t: pypto.where(c, t, 0.1), cond, x)
+    assert out.dtype == x.dtype
+    np.testing.assert_array_equal(bits(out), bits(np.where(cond, x, np.float32(0.1).astype(ml_dtypes.bfloat16))))
+    both = run(lambda c: pypto.where(c, 1.0, -2), cond)
+    assert both.dtype == np.float32
+    np.testing.assert_array_equal(both, np.where(cond, 1.0, -2.0).astype(np.float32))
+    cost_runs()
+
+
+def test_where_widens_a_narrow_float_next_to_fp32(run):
+    cond = RNG.random((16, 64)) > 0.5
+    x = RNG.standard_normal((16, 64)).astype(np.float32)
+    y = RNG.standard_normal((16, 64)).astype(ml_dtypes.bfloat16)
+    out = run(pypto.where, cond, x, y)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, np.where(cond, x, y.astype(np.float32)))
+
+
+def test_where_refuses_a_non_bool_condition_and_unmixable_values(run):
+    x = np.zeros((8, 64), np.float32)
+    with pytest.raises(DTypeError) as info:
+        run(pypto.where, x, x, x)
+    assert info.value.code == "dtype-unsupported" and "BOOL" in str(info.value)
+    cond = np.ones((8, 64), np.bool_)
+    with pytest.raises(DTypeError) as info:
+        run(pypto.where, cond, x, np.zeros((8, 64), np.int32))
+    assert info.value.code == "dtype-unsupported"
+    with pytest.raises(DTypeError) as info:
+        run(pypto.where, cond, np.zeros((8, 64), np.int16), np.zeros((8, 64), np.int16))
+    assert info.value.code == "dtype-unsupported"
+    with pytest.raises(DTypeError) as info:  # PyPTO 0.2.0: "Expected out type to be Float but got Int"
+        run(lambda c, t: pypto.where(c, t, -1.0), cond, np.zeros((8, 64), np.int32))
+    assert info.value.code == "dtype-unsupported"
+    with pytest.raises(ShapeError) as info:
+        run(pypto.where, cond, x, np.zeros((8, 32), np.float32))
+    assert info.value.code == "shape-mismatch"
+    with pytest.raises(ShapeError) as info:
+        run(lambda c, t: pypto.where(c, t, "0"), cond, x)
+    assert info.value.code == "argument"
+
+
+@pytest.mark.slow
+def test_where_equals_real_pyptos_verify_output(run):
+    real = pytest.importorskip("pypto")
+    torch = pytest.importorskip("torch")
+
+    @real.frontend.jit()
+    def kernel(c: real.Tensor[[8, 64], real.DT_BOOL], a: real.Tensor[[8, 64], real.DT_BF16],
+               b: real.Tensor[[8, 64], real.DT_BF16], out: real.Tensor[[8, 64], real.DT_BF16]):
+        real.set_vec_tile_shapes(8, 64)
+        out[:] = real.where(c, a, b)
+
+    cond = RNG.random((8, 64)) > 0.5
+    x, y = tie_laden((8, 64), ml_dtypes.bfloat16), RNG.standard_normal((8, 64)).astype(ml_dtypes.bfloat16)
+    got = torch.zeros((8, 64), dtype=torch.bfloat16)
+    as_torch = [torch.from_numpy(cond)] + [torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in (x, y)]
+    run_pypto_verify(kernel, *as_torch, got)
+    ours = run(pypto.where, cond, x, y)
+    np.testing.assert_array_equal(ours.view(np.int16), got.view(torch.int16).numpy())
