@@ -77,6 +77,8 @@ OPS: dict[str, OpInfo] = {
             n: ("CMP", "CMPS") for n in ("gt", "ge", "eq", "ne", "lt", "le")
         }),
         *_ops("comparison", "where", "V", "elementwise", True, {"where": ("WHERE_TT", None)}),  # a scalar: WHERE_TS/ST/SS
+        *_ops("joining", "gather", "V", "elementwise", True, {"gather": ("GATHER_ELEMENT", None)}),
+        *_ops("joining", "concat", "any", None, True, {"concat": (None, None)}),  # recorded as one assemble per part
         *_ops("cube", "matmul", "C", None, False, {"matmul": (None, None)}),
         *_ops("cube", "scaled_mm", "C", None, False, {"scaled_mm": (None, None)}),
         *_ops("movement", "view", "any", None, False, {"view": (None, None)}),

@@ -228,3 +228,150 @@ def test_where_equals_real_pyptos_verify_output(run):
     run_pypto_verify(kernel, *as_torch, got)
     ours = run(pypto.where, cond, x, y)
     np.testing.assert_array_equal(ours.view(np.int16), got.view(torch.int16).numpy())
+
+
+# --- gather --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dt", ["BF16", "FP16", "FP32", "INT16", "INT32"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_gather_picks_along_the_last_dim_bit_for_bit(run, dt, index_dtype):
+    dtype = {**FLOATS, **INTS}[dt]
+    x = (RNG.standard_normal((16, 64)) * 100).astype(dtype)
+    index = RNG.integers(0, 64, (16, 8)).astype(index_dtype)
+    out = run(lambda a, i: pypto.gather(a, -1, i), x, index)
+    want = np.array([[x[r, index[r, j]] for j in range(8)] for r in range(16)], dtype)
+    assert out.dtype == x.dtype and out.shape == (16, 8)
+    np.testing.assert_array_equal(bits(out), bits(want))
+    cost_runs()
+
+
+def test_gather_along_dim_0_with_a_smaller_and_a_wider_index(run):
+    x = RNG.standard_normal((16, 64)).astype(np.float32)
+    index = RNG.integers(0, 16, (4, 32)).astype(np.int32)  # fewer rows, fewer columns than x
+    out = run(lambda a, i: pypto.gather(a, 0, i), x, index, tile=(16, 64))
+    np.testing.assert_array_equal(out, np.array([[x[index[r, j], j] for j in range(32)] for r in range(4)]))
+    narrow = RNG.standard_normal((8, 16)).astype(np.float32)
+    wide = RNG.integers(0, 16, (8, 32)).astype(np.int32)  # wider than the input along dim (measured to run)
+    out = run(lambda a, i: pypto.gather(a, 1, i), narrow, wide)
+    np.testing.assert_array_equal(out, np.array([[narrow[r, wide[r, j]] for j in range(32)] for r in range(8)]))
+    cost_runs()
+
+
+def test_gather_cost_is_pyptos_three_tile_ops(run):
+    """SIM on [8, 64] FP32 with an [8, 8] INT32 index: COPY_IN 1427, COPY_IN 1408, GATHER_ELEMENT 11."""
+    from .conftest import run_ops
+
+    run(lambda a, i: pypto.gather(a, 1, i), np.zeros((8, 64), np.float32), np.zeros((8, 8), np.int32))
+    task = estimate(run_ops.last_kernel.last_record, "a2a3").graph.tasks[0]
+    assert [(o.name, o.cycles) for o in task.ops] == [("COPY_IN", 1427), ("COPY_IN", 1408), ("GATHER_ELEMENT", 11)]
+
+
+def test_gather_refusals(run):
+    x = np.zeros((8, 64), np.float32)
+    with pytest.raises(ShapeError) as info:
+        run(lambda a, i: pypto.gather(a, 1, i), x, np.full((8, 8), 64, np.int32))
+    assert info.value.code == "out-of-bounds"
+    with pytest.raises(ShapeError) as info:
+        run(lambda a, i: pypto.gather(a, 1, i), x, np.full((8, 8), -1, np.int32))
+    assert info.value.code == "out-of-bounds"
+    with pytest.raises(ShapeError) as info:  # PyPTO: "The shape of params and indices should be equal"
+        run(lambda a, i: pypto.gather(a, 1, i), x, np.zeros((16, 8), np.int32), tile=(16, 64))
+    assert info.value.code == "shape-mismatch"
+    with pytest.raises(ShapeError) as info:
+        run(lambda a, i: pypto.gather(a, 1, i), x, np.zeros((8,), np.int32))
+    assert info.value.code == "rank-mismatch"
+    with pytest.raises(ShapeError) as info:
+        run(lambda a, i: pypto.gather(a, 2, i), x, np.zeros((8, 8), np.int32))
+    assert info.value.code == "argument"
+    with pytest.raises(DTypeError) as info:  # PyPTO: "The datatype of indices is incorrect"
+        run(lambda a, i: pypto.gather(a, 1, i), x, np.zeros((8, 8), np.int16))
+    assert info.value.code == "dtype-unsupported"
+    with pytest.raises(DTypeError) as info:  # PyPTO: FC0001 "The datatype is not supported"
+        run(lambda a, i: pypto.gather(a, 1, i), np.zeros((8, 64), np.int8), np.zeros((8, 8), np.int32))
+    assert info.value.code == "dtype-unsupported"
+
+
+@pytest.mark.slow
+def test_gather_equals_real_pyptos_verify_output(run):
+    real = pytest.importorskip("pypto")
+    torch = pytest.importorskip("torch")
+
+    @real.frontend.jit()
+    def kernel(a: real.Tensor[[8, 64], real.DT_FP32], i: real.Tensor[[8, 8], real.DT_INT32],
+               out: real.Tensor[[8, 8], real.DT_FP32]):
+        real.set_vec_tile_shapes(8, 64)
+        out[:] = real.gather(a, 1, i)
+
+    x = RNG.standard_normal((8, 64)).astype(np.float32)
+    index = RNG.integers(0, 64, (8, 8)).astype(np.int32)
+    got = torch.zeros((8, 8))
+    run_pypto_verify(kernel, torch.from_numpy(x), torch.from_numpy(index), got)
+    np.testing.assert_array_equal(bits(run(lambda a, i: pypto.gather(a, 1, i), x, index)), bits(got.numpy()))
+
+
+# --- concat --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dt", [*FLOATS, *INTS])
+def test_concat_joins_bit_for_bit(run, dt):
+    dtype = {**FLOATS, **INTS}[dt]
+    a, b, c = ((RNG.standard_normal((16, n)) * 50).astype(dtype) for n in (16, 16, 32))
+    out = run(lambda p, q, r: pypto.concat([p, q, r], -1), a, b, c)
+    assert out.dtype == a.dtype and out.shape == (16, 64)
+    np.testing.assert_array_equal(bits(out[:, :16]), bits(a))
+    np.testing.assert_array_equal(bits(out[:, 16:32]), bits(b))
+    np.testing.assert_array_equal(bits(out[:, 32:]), bits(c))
+    cost_runs()
+
+
+def test_concat_along_dim_0_by_default_and_of_one_part(run):
+    a, b = RNG.standard_normal((8, 64)).astype(np.float32), RNG.standard_normal((4, 64)).astype(np.float32)
+    out = run(lambda p, q: pypto.concat([p, q]), a, b)
+    np.testing.assert_array_equal(out[:8], a)
+    np.testing.assert_array_equal(out[8:], b)
+    np.testing.assert_array_equal(run(lambda p: pypto.concat([p], 0), a), a)
+
+
+def test_concat_costs_a_copy_task_per_part(run):
+    from .conftest import run_ops
+
+    run(lambda p, q: pypto.concat([p, q], -1), np.zeros((8, 32), np.float32), np.zeros((8, 32), np.float32))
+    tasks = estimate(run_ops.last_kernel.last_record, "a2a3").graph.tasks
+    assert [[o.name for o in t.ops] for t in tasks] == [["COPY_IN", "COPY_OUT"]] * 2
+
+
+def test_concat_refusals(run):
+    a = np.zeros((8, 32), np.float32)
+    with pytest.raises(DTypeError) as info:  # PyPTO: "The dataType of all tensors should be equal"
+        run(lambda p, q: pypto.concat([p, q], -1), a, np.zeros((8, 32), ml_dtypes.bfloat16))
+    assert info.value.code == "dtype-unsupported"
+    with pytest.raises(ShapeError) as info:  # PyPTO: "The shape of all tensors should be equal except at axis"
+        run(lambda p, q: pypto.concat([p, q], -1), a, np.zeros((4, 32), np.float32))
+    assert info.value.code == "shape-mismatch"
+    with pytest.raises(ShapeError) as info:
+        run(lambda p, q: pypto.concat([p, q], 2), a, a)
+    assert info.value.code == "argument"
+    with pytest.raises(ShapeError) as info:
+        run(lambda p: pypto.concat([], 0), a)
+    assert info.value.code == "argument"
+    with pytest.raises(ShapeError) as info:
+        run(lambda p: pypto.concat(p, 0), a)
+    assert info.value.code == "argument"
+
+
+@pytest.mark.slow
+def test_concat_equals_real_pyptos_verify_output(run):
+    real = pytest.importorskip("pypto")
+    torch = pytest.importorskip("torch")
+
+    @real.frontend.jit()
+    def kernel(a: real.Tensor[[8, 16], real.DT_FP32], b: real.Tensor[[8, 48], real.DT_FP32],
+               out: real.Tensor[[8, 64], real.DT_FP32]):
+        real.set_vec_tile_shapes(8, 64)
+        out[:] = real.concat([a, b], -1)
+
+    a, b = RNG.standard_normal((8, 16)).astype(np.float32), RNG.standard_normal((8, 48)).astype(np.float32)
+    got = torch.zeros((8, 64))
+    run_pypto_verify(kernel, torch.from_numpy(a), torch.from_numpy(b), got)
+    np.testing.assert_array_equal(bits(run(lambda p, q: pypto.concat([p, q], -1), a, b)), bits(got.numpy()))
