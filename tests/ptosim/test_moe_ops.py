@@ -375,3 +375,29 @@ def test_concat_equals_real_pyptos_verify_output(run):
     got = torch.zeros((8, 64))
     run_pypto_verify(kernel, torch.from_numpy(a), torch.from_numpy(b), got)
     np.testing.assert_array_equal(bits(run(lambda p, q: pypto.concat([p, q], -1), a, b)), bits(got.numpy()))
+
+
+# --- the ops together ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("platform", ["a2a3", "ascend950"])
+def test_a_router_masking_step_composes_and_is_priced(run, platform):
+    """Mask the scores under a per-row threshold, pick experts by index, join two picks: the
+    shape of an MoE router's group-limited selection, checked against NumPy and priced."""
+    from .conftest import run_ops
+
+    scores = RNG.uniform(-4, 4, (16, 64)).astype(np.float32)
+    threshold = np.quantile(scores, 0.75, axis=1, keepdims=True).astype(np.float32)
+    first, second = (RNG.integers(0, 64, (16, 4)).astype(np.int32) for _ in range(2))
+
+    def router(s, t, i, j):
+        masked = pypto.where(pypto.ge(s, t), s, -1.0e30)
+        return pypto.concat([pypto.gather(masked, 1, i), pypto.gather(masked, 1, j)], -1)
+
+    out = run(router, scores, threshold, first, second, platform=platform)
+    masked = np.where(scores >= threshold, scores, np.float32(-1.0e30))
+    want = np.concatenate([np.take_along_axis(masked, k.astype(np.int64), 1) for k in (first, second)], 1)
+    np.testing.assert_array_equal(bits(out), bits(want))
+    names = {o.op for o in run_ops.last_kernel.last_record.ops}
+    assert names == {"ge", "where", "gather", "assemble"}
+    cost_runs(platform)
