@@ -115,6 +115,20 @@ def test_compare_lowers_to_cmp_and_cmps():
         assert all(rows[n] == ["FP16", "BF16", "FP32", "INT8", "INT16", "INT32"] for n in COMPARE), path.name
 
 
+@pytest.mark.parametrize("shape", [(4, 32), (8, 64), (16, 128)])
+def test_compare_and_where_cost_pyptos_sim_cycles_on_a2a3(run, shape):
+    """PyPTO 0.2.0's SIM (A2/A3) runs CMP in 11 cycles and WHERE_TT in 38 for every FP32 tile
+    from [4, 32] to [16, 128]; the a2a3 profile's level-1 entries for them are fitted to that."""
+    from .conftest import run_ops
+
+    x = np.zeros(shape, np.float32)
+    for fn, args, want in [(pypto.gt, (x, x), ("CMP", 11)), (lambda a: pypto.lt(a, 0.5), (x,), ("CMPS", 11)),
+                           (pypto.where, (x.astype(np.bool_), x, x), ("WHERE_TT", 38))]:
+        run(fn, *args, tile=shape)
+        task = estimate(run_ops.last_kernel.last_record, "a2a3").graph.tasks[0]
+        assert [(o.name, o.cycles) for o in task.ops if o.pipe == "VECTOR"] == [want]
+
+
 @pytest.mark.slow
 def test_compare_equals_real_pyptos_verify_output(run):
     real = pytest.importorskip("pypto")
