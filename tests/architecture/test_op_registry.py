@@ -91,7 +91,8 @@ def test_pseudo_code_renders(name: str) -> None:
 def test_every_recorded_ptosim_op_with_card_syntax_is_a_card_op() -> None:
     """The card vocabulary is derived from ptosim's table: an op of a family with card syntax is a
     card op without an edit in pattern-gen (``zeros`` has no card syntax: cards say ``full``; ``topk``'s
-    family, two results, has none yet: the MoE router cards will give it one)."""
+    family, two results, has none yet: the MoE router cards will give it one; nor have the router's
+    comparisons, where, gather and concat)."""
     from ptosim.vocabulary import OPS as TABLE
     from ptosim.vocabulary import ops_of
 

@@ -415,3 +415,20 @@ def test_a_router_masking_step_composes_and_is_priced(run, platform):
     names = {o.op for o in run_ops.last_kernel.last_record.ops}
     assert names == {"ge", "where", "gather", "assemble"}
     cost_runs(platform)
+
+
+def test_gather_by_topks_indices_gives_topks_values(run):
+    """An MoE router picks experts with topk and reads their weights with gather: topk's INT32
+    indices are a valid gather index, and picking by them returns topk's values bit for bit."""
+    scores = RNG.uniform(-30, 30, (16, 64)).astype(np.float32)
+
+    def pick(s):
+        values, index = pypto.topk(s, 8, -1, True)
+        return values, pypto.gather(s, -1, index), index
+
+    values, picked, index = run(pick, scores)
+    want = -np.sort(-scores, axis=1)[:, :8]
+    np.testing.assert_array_equal(bits(values), bits(want))
+    np.testing.assert_array_equal(bits(picked), bits(want))
+    np.testing.assert_array_equal(np.take_along_axis(scores, index.astype(np.int64), 1), want)
+    cost_runs()
