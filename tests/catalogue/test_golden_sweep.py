@@ -19,6 +19,8 @@ VARIATIONS = list(variations(CAT))
 def test_the_sweep_covers_every_parameter_value_of_every_skeleton():
     labels = {v.label for v in VARIATIONS}
     assert "SK-04 AT-10 has_gamma=false" in labels and "SK-03 AT-10 quant_mode=mxfp8 on ascend950" in labels
+    # a value a card's refuse: rule names is no kernel: AT-09 refuses a quantised K split
+    assert "SK-03 AT-10 k_split=true" in labels and "SK-03 AT-11 k_split=true" not in labels
     assert {v.skeleton for v in VARIATIONS} == {sk.id for sk in CAT.skeletons()}
     others = sorted(p for p in CAT.platforms if p != "a2a3")
     assert others and all(f"{sk.id} {next(iter(sk.slots.values())).default} (defaults) on {p}" in labels

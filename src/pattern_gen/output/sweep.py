@@ -78,7 +78,8 @@ def variations(cat: Catalogue, skeletons: Sequence[str] = ()) -> Iterator[Variat
             continue
         resolved = _on_a_platform_that_has_it(cat, v)
         if resolved is None:
-            yield v  # refused everywhere: run_variation reports why
+            if not _refused_by_a_card(cat, v):
+                yield v  # refused everywhere, and no card says so: run_variation reports why
             continue
         v, name = resolved
         if name not in seen:
@@ -98,6 +99,16 @@ def _on_a_platform_that_has_it(cat: Catalogue, v: Variation) -> tuple[Variation,
             except PatternGenError:
                 continue
     return None
+
+
+def _refused_by_a_card(cat: Catalogue, v: Variation) -> bool:
+    """Whether the variation is one a card's ``refuse:`` rule names (AT-11 with k_split=true: AT-09
+    refuses a quantised K split): not a kernel by the cards' own statement, so nothing to sweep."""
+    try:
+        resolve(cat, v.request())
+    except PatternGenError as exc:
+        return all(p.code == "composition-refused" and " refused — " in p.message for p in exc.problems)
+    return False
 
 
 def _companions(cat: Catalogue, v: Variation) -> Iterator[tuple[str, Any]]:
