@@ -90,15 +90,13 @@ def test_pseudo_code_renders(name: str) -> None:
 
 def test_every_recorded_ptosim_op_with_card_syntax_is_a_card_op() -> None:
     """The card vocabulary is derived from ptosim's table: an op of a family with card syntax is a
-    card op without an edit in pattern-gen (``zeros`` has no card syntax: cards say ``full``; ``topk``'s
-    family, two results, has none yet: the MoE router cards will give it one; nor have the router's
-    comparisons, where, gather and concat)."""
+    card op without an edit in pattern-gen (``zeros`` has no card syntax: cards say ``full``; gather
+    and concat have none: the MoE router picks by a threshold on topk's values, not by index)."""
     from ptosim.vocabulary import OPS as TABLE
-    from ptosim.vocabulary import ops_of
 
     for info in TABLE.values():
         if info.name in OPS:
             spec = OPS[info.name]
             assert (spec.unit, spec.footprint, spec.dtype_checked, spec.family) == (info.unit, info.footprint, info.dtype_checked, info.family)
-    ptosim_only = {"zeros", "topk", *ops_of(family="compare"), "where", "gather", "concat"}  # no card syntax (yet): the MoE router's ops
+    ptosim_only = {"zeros", "gather", "concat"}
     assert set(TABLE) - set(OPS) == ptosim_only, "a ptosim op of a family with card syntax is a card op"

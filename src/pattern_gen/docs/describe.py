@@ -230,7 +230,7 @@ def op_text(op: COp) -> str:
         value = op.attrs[key]
         if key in ("min", "max"):  # a clamp of a scalar, as the kernel spells it
             fields[key] = "" if value is None else f".{key}({render_expr(value[0])})"
-        elif key in ("extent", "value"):  # one expression, not a shape
+        elif key in ("extent", "value", "k"):  # one expression, not a shape
             fields[key] = render_expr(value[0])
         elif key in spec.shape_attrs:
             fields[key] = "" if value is None else "[" + ", ".join(render_expr(s) for s in value) + "]"

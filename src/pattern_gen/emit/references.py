@@ -12,11 +12,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-__all__ = ["ATOM_REFERENCES", "REFERENCE_FILES", "reference_signature", "stub"]
+__all__ = ["ATOM_REFERENCES", "REFERENCE_FILES", "SKELETON_REFERENCES", "reference_signature", "stub"]
 
 _GOLDEN = Path(__file__).resolve().parent / "golden"
 #: the shipped per-atom reference files, inlined into every instance's golden in this order
 REFERENCE_FILES = ("atoms.py", "attention.py")
+#: skeleton -> further shipped reference files its golden inlines after those (MoE routing)
+SKELETON_REFERENCES: dict[str, tuple[str, ...]] = {"SK-07": ("routing.py",)}
 
 #: shipped atom -> the function of ``golden/atoms.py`` the compositions call for it
 ATOM_REFERENCES: dict[str, str] = {
@@ -36,13 +38,14 @@ ATOM_REFERENCES: dict[str, str] = {
     "AT-12": "attention",
     "AT-13": "attention",
     "AT-02": "softmax",
+    "AT-15": "route_tokens",
 }
 
 
 def reference_signature(function: str) -> str:
     """``def name(args):`` of a reference function, as written in ``golden/atoms.py`` or
     ``golden/attention.py``."""
-    for name in REFERENCE_FILES:
+    for name in REFERENCE_FILES + tuple(f for files in SKELETON_REFERENCES.values() for f in files):
         tree = ast.parse((_GOLDEN / name).read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == function:

@@ -40,7 +40,7 @@ from .layout import (
     shorten_names,
 )
 from .pytext import COMMENT, LINE, NonFinite, comment_lines, comment_text, docstring_text, py_literal, wrapped_literal
-from .references import REFERENCE_FILES
+from .references import REFERENCE_FILES, SKELETON_REFERENCES
 from .targets import Target, get_target
 
 __all__ = ["render_instance", "kernel_function_name", "module_id"]
@@ -108,7 +108,7 @@ def _scalar(arg: Any) -> str:
 
 
 #: attributes holding one expression (kept as a one-entry list so the shape machinery substitutes it)
-_SINGLE_EXPRESSIONS = ("extent", "value", "min", "max")
+_SINGLE_EXPRESSIONS = ("extent", "value", "min", "max", "k")
 
 
 def _op_context(op: COp) -> dict[str, Any]:
@@ -304,7 +304,8 @@ def _golden_source(
                 f"{places[0] / (plan.skeleton + '.py')} (see {base / 'SK-03.py'}; goldens never re-read the card flow)",
             )
         )
-    atoms = [_strip_header((base / name).read_text(encoding="utf-8")) for name in REFERENCE_FILES]
+    files = REFERENCE_FILES + SKELETON_REFERENCES.get(plan.skeleton, ())
+    atoms = [_strip_header((base / name).read_text(encoding="utf-8")) for name in files]
     for atom, dirs in (user_atoms or {}).items():
         found = next((d / f"{atom}.py" for d in dirs if (d / f"{atom}.py").is_file()), None)
         if found is None:

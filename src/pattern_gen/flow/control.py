@@ -40,9 +40,11 @@ class ControlOps:
 
     def op_loop(self, frame: Frame, op: m.LoopOp, path: Path) -> COp:
         extent = self._expr(frame, op.extent, path + ("extent",))
+        if op.static and (op.unroll or names(extent) - set(self.state.dim_values or frame.dims)):
+            raise self.state.fail(frame, path + ("extent",), "bad-expression", f"a static loop (Python range, unrolled when PyPTO compiles) needs a constant extent of the model dims and no unroll list; got {render_expr(extent)}{' with an unroll list' if op.unroll else ''}")
         index = self.scalar_name(frame, op.index, path + ("index",))
         self.state.exp.blocks.append(("loop", index, frame.card.id, path))
-        attrs = {"extent": [extent], "index": index, "name": op.name, "unroll": list(op.unroll) if op.unroll else None}
+        attrs = {"extent": [extent], "index": index, "name": op.name, "unroll": list(op.unroll) if op.unroll else None, "static": op.static}
         return self.state.cop(frame, "loop", None, [], attrs, None, [], path)
 
     def op_if(self, frame: Frame, op: m.IfOp, path: Path) -> COp:

@@ -68,34 +68,81 @@ class OpTyper:
         attrs = {"to": to, "mode": op.mode, "sat": op.sat}
         return self.state.cop(frame, "cast", name, [Var(src_name)], attrs, out_t, [src], path)
 
-    def op_binary(self, frame: Frame, op: m.BinaryOp, path: Path) -> COp:
+    def _broadcast(self, frame: Frame, path: Path, op: str, at: TType, bt: TType) -> tuple[Expr, ...]:
+        """The shape of an elementwise op over ``at`` and ``bt`` (numpy's rule, equal ranks)."""
+        if bt.rank != at.rank:
+            raise self.state.fail(frame, path, "rank-mismatch", f"{op} of rank {at.rank} and rank {bt.rank}; reshape first (C-API-06)")
+        out = []
+        for x, y in zip(at.shape, bt.shape):
+            if x == Num(1):
+                out.append(y)
+            elif y == Num(1) or dims_equal(x, y, self.state.dim_values) is not False:
+                out.append(x)
+            else:
+                raise self.state.fail(frame, path, "shape-mismatch", f"{op}: shapes {at.shape_text()} and {bt.shape_text()} do not broadcast")
+        return tuple(out)
+
+    def _two_operands(self, frame: Frame, op: m.BinaryOp | m.CompareOp, path: Path) -> tuple[list, TType, TType | None, tuple[Expr, ...]]:
         a, at = self.state.operand(frame, op.in_[0], path + ("in", 0))
         if at is None:
             raise self.state.fail(frame, path, "shape-mismatch", f"{op.op}: the first operand must be a tensor (rule F1)")
         b, bt = self.state.operand(frame, op.in_[1], path + ("in", 1))
         self.state.check_op_dtype(frame, path, op.op, at.dtype)
-        shape = at.shape
-        if bt is not None:
-            if bt.dtype != at.dtype:
-                raise self.state.illegal(frame, path, f"{op.op} of {at.dtype} and {bt.dtype}; cast one operand first")
-            if bt.rank != at.rank:
-                raise self.state.fail(
-                    frame, path, "rank-mismatch", f"{op.op} of rank {at.rank} and rank {bt.rank}; reshape first (C-API-06)"
-                )
-            out = []
-            for x, y in zip(at.shape, bt.shape):
-                if x == Num(1):
-                    out.append(y)
-                elif y == Num(1) or dims_equal(x, y, self.state.dim_values) is not False:
-                    out.append(x)
-                else:
-                    raise self.state.fail(
-                        frame, path, "shape-mismatch", f"{op.op}: shapes {at.shape_text()} and {bt.shape_text()} do not broadcast"
-                    )
-            shape = tuple(out)
+        if bt is not None and bt.dtype != at.dtype:
+            raise self.state.illegal(frame, path, f"{op.op} of {at.dtype} and {bt.dtype}; cast one operand first")
+        shape = self._broadcast(frame, path, op.op, at, bt) if bt is not None else at.shape
+        return [a, b], at, bt, shape
+
+    def op_binary(self, frame: Frame, op: m.BinaryOp, path: Path) -> COp:
+        args, at, bt, shape = self._two_operands(frame, op, path)
         out_t = TType(at.dtype, shape)
         name = self.state.define(frame, op.out, out_t, path)
-        return self.state.cop(frame, op.op, name, [a, b], {}, out_t, [t for t in (at, bt) if t is not None], path)
+        return self.state.cop(frame, op.op, name, args, {}, out_t, [t for t in (at, bt) if t is not None], path)
+
+    def op_compare(self, frame: Frame, op: m.CompareOp, path: Path) -> COp:
+        args, at, bt, shape = self._two_operands(frame, op, path)
+        out_t = TType("BOOL", shape)
+        name = self.state.define(frame, op.out, out_t, path)
+        return self.state.cop(frame, op.op, name, args, {}, out_t, [t for t in (at, bt) if t is not None], path)
+
+    def op_where(self, frame: Frame, op: m.WhereOp, path: Path) -> COp:
+        c, ct = self.state.var(frame, op.in_[0], path + ("in", 0))
+        if ct.dtype != "BOOL":
+            raise self.state.fail(frame, path + ("in", 0), "dtype-illegal", f"where: the condition {op.in_[0]!r} is {ct.dtype}; make a BOOL mask with a comparison (gt, ge, eq, ...)")
+        a, at = self.state.operand(frame, op.in_[1], path + ("in", 1))
+        b, bt = self.state.operand(frame, op.in_[2], path + ("in", 2))
+        values = [t for t in (at, bt) if t is not None]
+        if not values:
+            raise self.state.fail(frame, path, "shape-mismatch", "where: at least one of the two values must be a tensor")
+        if len({t.dtype for t in values}) > 1:
+            raise self.state.illegal(frame, path, f"where of {at.dtype} and {bt.dtype}; cast one value first")  # type: ignore[union-attr]
+        self.state.check_op_dtype(frame, path, "where", values[0].dtype)
+        shape = ct.shape
+        for t in values:
+            shape = self._broadcast(frame, path, "where", TType(ct.dtype, shape), t)
+        out_t = TType(values[0].dtype, shape)
+        name = self.state.define(frame, op.out, out_t, path)
+        return self.state.cop(frame, "where", name, [Var(c), a, b], {}, out_t, [ct, *values], path)
+
+    def op_topk(self, frame: Frame, op: m.TopkOp, path: Path) -> COp:
+        src_name, src = self.state.var(frame, op.in_, path + ("in",))
+        self.state.check_op_dtype(frame, path, "topk", src.dtype)
+        if not -src.rank <= op.dim < src.rank:
+            raise self.state.fail(frame, path, "rank-mismatch", f"topk: dim {op.dim} out of range for rank {src.rank}")
+        k = self.state.shape(frame, [op.k], path + ("k",))[0]
+        axis = op.dim % src.rank
+        try:
+            kv, nv = (evaluate(e, self.state.dim_values or {}) for e in (k, src.shape[axis]))
+        except ExprError:  # a symbolic extent (the token tile): PyPTO and ptosim check it at run time
+            kv = nv = None
+        if kv is not None and not 0 < kv <= nv:
+            raise self.state.fail(frame, path + ("k",), "shape-mismatch", f"topk: k = {kv} outside 1..{nv}, the extent of dim {op.dim} of {src.shape_text()}")
+        shape = list(src.shape)
+        shape[axis] = k
+        out_t = TType(src.dtype, tuple(shape))
+        name = self.state.define(frame, op.out, out_t, path)
+        indices = self.state.define(frame, op.indices, TType("INT32", tuple(shape)), path) if op.indices else "_"
+        return self.state.cop(frame, "topk", name, [Var(src_name)], {"k": [k], "dim": op.dim, "indices": indices}, out_t, [src], path)
 
     def op_unary(self, frame: Frame, op: m.UnaryOp, path: Path) -> COp:
         src_name, src = self.state.var(frame, op.in_, path + ("in",))

@@ -14,258 +14,76 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Discriminator, Field, Tag
+from pydantic import BaseModel, Discriminator, Tag
 
 from ptosim.vocabulary import OPS as PTOSIM_OPS
-from ptosim.vocabulary import OpInfo, ops_of
-
-from .fields import (
-    ALWAYS,
-    CastModeName,
-    DTypeValue,
-    ExprValue,
-    Name,
-    Operand,
-    ParamRef,
-    Shape,
-    Strict,
-    When,
-)
+from ptosim.vocabulary import OpInfo
 
 __all__ = [
-    "OpSpec",
-    "OPS",
-    "op_spec",
-    "UNIT_FREE_OPS",
+    "BLOCK_OPEN",
     "CUBE_OPS",
-    "CastOp",
-    "BinaryOp",
-    "UnaryOp",
-    "ReduceOp",
-    "FullOp",
-    "MatmulOp",
-    "ScaledMmOp",
-    "ViewOp",
+    "OPS",
+    "OP_FAMILY",
+    "OP_MODELS",
+    "UNIT_FREE_OPS",
     "AssembleOp",
-    "ReshapeOp",
+    "BinaryOp",
     "BufferOp",
-    "ScatterUpdateOp",
-    "LoopOp",
-    "IfOp",
+    "CallOp",
+    "CastOp",
+    "CompareOp",
     "ElseOp",
     "EndOp",
-    "ScalarOp",
-    "ReadOp",
     "ExtentOp",
-    "StoreOp",
-    "BLOCK_OPEN",
-    "CallOp",
-    "OP_MODELS",
-    "OP_FAMILY",
+    "FullOp",
+    "IfOp",
+    "LoopOp",
+    "MatmulOp",
     "Op",
+    "OpSpec",
+    "ReadOp",
+    "ReduceOp",
+    "ReshapeOp",
+    "ScalarOp",
+    "ScaledMmOp",
+    "ScatterUpdateOp",
+    "StoreOp",
+    "TopkOp",
+    "UnaryOp",
+    "ViewOp",
+    "WhereOp",
+    "op_spec",
     "op_tag",
 ]
 
 
-class _Op(Strict):
-    when: When = ALWAYS
-    note: str = ""
-
-
-class CastOp(_Op):
-    op: Literal["cast"]
-    in_: Name = Field(alias="in")
-    to: DTypeValue
-    mode: CastModeName = "NONE"
-    sat: bool = False
-    out: Name
-
-
-#: the ops of each calling convention, from ptosim's table (a new op of a family needs no edit here)
-_BINARY = Literal[ops_of(family="binary")]  # type: ignore[valid-type]
-_UNARY = Literal[ops_of(family="unary")]  # type: ignore[valid-type]
-_REDUCE = Literal[ops_of(family="reduce")]  # type: ignore[valid-type]
-
-
-class BinaryOp(_Op):
-    op: _BINARY
-    in_: tuple[Operand, Operand] = Field(alias="in")
-    out: Name
-
-
-class UnaryOp(_Op):
-    op: _UNARY
-    in_: Name = Field(alias="in")
-    out: Name
-
-
-class ReduceOp(_Op):
-    op: _REDUCE
-    in_: Name = Field(alias="in")
-    dim: int = -1
-    keepdim: bool = True
-    out: Name
-
-
-class FullOp(_Op):
-    op: Literal["full"]
-    shape: Shape
-    value: Union[ExprValue, ParamRef]
-    dtype: DTypeValue
-    out: Name
-
-
-class MatmulOp(_Op):
-    op: Literal["matmul"]
-    in_: tuple[Name, Name] = Field(alias="in")
-    out_dtype: DTypeValue
-    a_trans: bool = False
-    b_trans: bool = False
-    #: a [1, N] bias added in the accumulator (``extend_params={"bias_tensor": b}``), not a V add
-    bias: Name | None = None
-    out: Name
-
-
-class ScaledMmOp(_Op):
-    op: Literal["scaled_mm"]
-    in_: tuple[Name, Name] = Field(alias="in")
-    scales: tuple[Name, Name]
-    out_dtype: DTypeValue
-    b_trans: bool = False
-    scale_b_trans: bool = False
-    out: Name
-
-
-class ViewOp(_Op):
-    op: Literal["view"]
-    in_: Name = Field(alias="in")
-    shape: Shape
-    offsets: Shape
-    valid_shape: Shape | None = None
-    out: Name
-
-
-class AssembleOp(_Op):
-    op: Literal["assemble"]
-    in_: Name = Field(alias="in")
-    offsets: Shape
-    into: Name
-
-
-class ReshapeOp(_Op):
-    op: Literal["reshape"]
-    in_: Name = Field(alias="in")
-    shape: Shape
-    inplace: bool = False
-    out: Name
-
-
-class BufferOp(_Op):
-    """A named intermediate buffer: ``out = Tensor(shape, dtype, "name")``."""
-
-    op: Literal["buffer"]
-    name: str
-    shape: Shape
-    dtype: DTypeValue
-    out: Name
-
-
-class ScatterUpdateOp(_Op):
-    """Row ``i`` of ``in`` written into row ``index[i, 0]`` of the 2-D ``into`` (a paged KV-cache
-    write), in place: ``into.move(scatter_update(into, -2, index, in))``."""
-
-    op: Literal["scatter_update"]
-    in_: Name = Field(alias="in")
-    index: Name
-    into: Name
-
-
-# --- control flow and scalars (an attention's nested loops; they do no V/C work) -----------------
-
-
-class LoopOp(_Op):
-    """Opens ``for <index> in pypto.loop(<extent>, name=..., idx_name=...):`` inside the token loop;
-    the ops up to the matching ``end`` are its body. ``index`` is a scalar for later shapes."""
-
-    op: Literal["loop"]
-    extent: ExprValue
-    index: Name
-    name: str
-    unroll: list[Annotated[int, Field(gt=0)]] | None = None
-
-
-class IfOp(_Op):
-    """Opens ``if pypto.is_loop_begin(<loop>):`` (``cond: begin``) or ``is_loop_end`` (``end``)."""
-
-    op: Literal["if"]
-    cond: Literal["begin", "end"]
-    loop: Name
-
-
-class ElseOp(_Op):
-    op: Literal["else"]
-
-
-class EndOp(_Op):
-    """Closes the innermost open ``loop`` or ``if``."""
-
-    op: Literal["end"]
-
-
-class ScalarOp(_Op):
-    """A symbolic scalar: ``out = <value>``, optionally clamped: ``at_most: b`` renders PyPTO's
-    ``(v).min(b)``, ``at_least: a`` its ``.max(a)``."""
-
-    op: Literal["scalar"]
-    value: ExprValue
-    at_most: ExprValue | None = None
-    at_least: ExprValue | None = None
-    out: Name
-
-
-class ReadOp(_Op):
-    """One element of an INT32 tensor as a symbolic scalar (PyPTO's GetTensorData): a block-table
-    entry, a sequence length. ``at_least`` clamps it from below (``at_least: 0``: a -1 padding entry
-    reads as 0; PyPTO's ``.max(0)``)."""
-
-    op: Literal["read"]
-    in_: Name = Field(alias="in")
-    index: Shape
-    at_least: ExprValue | None = None
-    out: Name
-
-
-class ExtentOp(_Op):
-    """The run-time extent of a tensor's axis: ``out = <in>.shape[axis]`` (a batch size)."""
-
-    op: Literal["extent"]
-    in_: Name = Field(alias="in")
-    axis: int = 0
-    out: Name
-
-
-class StoreOp(_Op):
-    """``into[:] = in``: replaces the whole content of a named buffer (an accumulator update)."""
-
-    op: Literal["store"]
-    in_: Name = Field(alias="in")
-    into: Name
-
-
-#: ops that open an indented block of the kernel body (closed by ``end``)
-BLOCK_OPEN: tuple[str, ...] = ("loop", "if")
-
-
-class CallOp(Strict):
-    """Inline a single-stage atom into this stage: its ops, with locals prefixed by ``as``."""
-
-    call: str
-    as_: Name = Field(alias="as")
-    bind: dict[str, Name] = Field(default_factory=dict)
-    params: dict[str, Union[bool, int, float, str, ParamRef]] = Field(default_factory=dict)
-    out: dict[str, Name] = Field(default_factory=dict)
-    when: When = ALWAYS
-    note: str = ""
+from .op_models import (
+    BLOCK_OPEN,
+    AssembleOp,
+    BinaryOp,
+    BufferOp,
+    CallOp,
+    CastOp,
+    CompareOp,
+    ElseOp,
+    EndOp,
+    ExtentOp,
+    FullOp,
+    IfOp,
+    LoopOp,
+    MatmulOp,
+    ReadOp,
+    ReduceOp,
+    ReshapeOp,
+    ScalarOp,
+    ScaledMmOp,
+    ScatterUpdateOp,
+    StoreOp,
+    TopkOp,
+    UnaryOp,
+    ViewOp,
+    WhereOp,
+)
 
 
 def op_tag(value: Any) -> str | None:
@@ -337,6 +155,9 @@ _SYNTAX: dict[str, _Syntax] = {
     "assemble": _Syntax(AssembleOp, ("offsets",), ("offsets",), "assemble({arg0} -> {arg1} at {offsets})"),
     "reshape": _Syntax(ReshapeOp, ("shape", "inplace"), ("shape",), "{out} = reshape({args}, {shape})"),
     "scatter": _Syntax(ScatterUpdateOp, (), (), "scatter_update(rows, index, into cache: {args})"),
+    "compare": _Syntax(CompareOp, (), (), "{out} = {args} ({op})"),
+    "where": _Syntax(WhereOp, (), (), "{out} = where({args})"),
+    "topk": _Syntax(TopkOp, ("k", "dim", "indices"), ("k",), "{out}, {indices} = topk({args}, k={k}, dim={dim})"),
 }
 
 
@@ -356,7 +177,7 @@ OPS: dict[str, OpSpec] = {
     s.name: s
     for s in [
         *(_from_ptosim(info) for info in PTOSIM_OPS.values() if info.family in _SYNTAX),
-        _card_only(LoopOp, "loop", "loop", attrs=("extent", "index", "name", "unroll"), shape_attrs=("extent",), pseudo="for {index} in loop({extent}):"),
+        _card_only(LoopOp, "loop", "loop", attrs=("extent", "index", "name", "unroll", "static"), shape_attrs=("extent",), pseudo="for {index} in loop({extent}{static}):"),
         _card_only(IfOp, "if", "is_loop_begin", attrs=("cond", "loop"), pseudo="if loop_{cond}({loop}):"),
         _card_only(ElseOp, "else", "cond", pseudo="else:"),
         _card_only(EndOp, "end", "cond", pseudo="end"),
@@ -384,7 +205,7 @@ UNIT_FREE_OPS: tuple[str, ...] = tuple(n for n, s in OPS.items() if s.unit == "a
 CUBE_OPS: tuple[str, ...] = tuple(n for n, s in OPS.items() if s.unit == "C")
 
 Op = Annotated[
-    Union[tuple(Annotated[spec.model, Tag(name)] for name, spec in OPS.items()) + (Annotated[CallOp, Tag("call")],)],  # type: ignore[valid-type]
+    Union[tuple(Annotated[spec.model, Tag(name)] for name, spec in OPS.items()) + (Annotated[CallOp, Tag("call")],)],  # type: ignore[valid-type]  # noqa: UP007
     Discriminator(
         op_tag,
         custom_error_type="unknown_op",

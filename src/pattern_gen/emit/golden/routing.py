@@ -17,14 +17,15 @@ the chosen experts are listed best first. The models leave ties to ``torch.topk`
 for DeepSeek-V3: an unspecified order), so a comparison with them compares each token's *set* of
 experts, and only on tokens whose choice is not within ``margin`` of a tie (``tie_margin``).
 
-Not yet inlined into any instance's golden: the MoE skeleton that will use it is not built.
+Inlined into the golden of every SK-07 (MoE) instance, after ``atoms.py``; ``route_tokens`` is the
+reference SK-07's composition calls for the atom in its ``gate`` slot (AT-15).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["experts_sum", "route_grouped", "route_softmax", "tie_margin"]
+__all__ = ["experts_sum", "route_grouped", "route_softmax", "route_tokens", "tie_margin"]
 
 
 def _best(values: np.ndarray, k: int) -> np.ndarray:
@@ -67,6 +68,17 @@ def route_softmax(logits, *, top_k: int, norm_topk_prob: bool):
     if norm_topk_prob:
         weights = weights / weights.sum(axis=-1, keepdims=True, dtype=np.float32)
     return weights.astype(np.float32), experts.astype(np.int32)
+
+
+def route_tokens(logits, bias, *, router: str, n_group: int, topk_group: int, top_k: int, norm_topk_prob: bool,
+                 routed_scaling_factor: float):
+    """AT-15 with its card's parameters: ``route_grouped`` (``router: grouped_sigmoid``) or
+    ``route_softmax`` times ``routed_scaling_factor``; (weights [T, top_k] FP32, experts [T, top_k])."""
+    if router == "grouped_sigmoid":
+        return route_grouped(logits, bias, n_group=n_group, topk_group=topk_group, top_k=top_k,
+                             norm_topk_prob=norm_topk_prob, routed_scaling_factor=routed_scaling_factor)
+    weights, experts = route_softmax(logits, top_k=top_k, norm_topk_prob=norm_topk_prob)
+    return (weights * np.float32(routed_scaling_factor)).astype(np.float32), experts
 
 
 def tie_margin(values, k: int) -> np.ndarray:
