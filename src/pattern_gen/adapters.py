@@ -103,7 +103,7 @@ def _bf16(name: str, t: Any, *, exact: bool = False) -> np.ndarray:
 def inputs_from_hf(module: Any, skeleton: str, *, allow_rounding: bool = False) -> dict[str, np.ndarray]:
     """The kernel's weight inputs from a transformers module: SK-05 from a Qwen3 decoder layer
     (input_layernorm + self_attn), SK-04 from a DeepSeek-V3/V4 attention module (or its layer),
-    SK-06 from a Qwen3MLP (or its layer).
+    SK-06 from a Qwen3MLP (or its layer), SK-07 from a DeepseekV3MoE or Qwen3MoeSparseMoeBlock.
     Activations, tables and caches are the caller's (``rope_tables``, ``paged_from_vllm``)."""
     attn = getattr(module, "self_attn", module)
     exact = not allow_rounding
@@ -145,7 +145,29 @@ def inputs_from_hf(module: Any, skeleton: str, *, allow_rounding: bool = False) 
         if getattr(mlp.down_proj, "bias", None) is not None:
             raise ValueError("down_proj has a bias: SK-06's down projection takes none")
         return out
-    raise ValueError(f"inputs_from_hf maps SK-04, SK-05 and SK-06, not {skeleton!r}")
+    if skeleton == "SK-07":
+        return _moe_inputs(getattr(module, "mlp", module))
+    raise ValueError(f"inputs_from_hf maps SK-04, SK-05, SK-06 and SK-07, not {skeleton!r}")
+
+
+def _moe_inputs(moe: Any) -> dict[str, np.ndarray]:
+    """SK-07 from a DeepseekV3MoE or Qwen3MoeSparseMoeBlock: the router weight (and DeepSeek-V3's
+    FP32 correction bias), the experts' stacked gate_up_proj [E, 2I, H] and down_proj [E, H, I] as
+    2-D, and DeepSeek-V3's shared experts as one [gate; up] and one down weight."""
+    experts, gate = getattr(moe, "experts", None), getattr(moe, "gate", None)
+    if experts is None or gate is None or not hasattr(experts, "gate_up_proj"):
+        raise ValueError("SK-07 takes a DeepseekV3MoE or Qwen3MoeSparseMoeBlock (or the decoder layer that holds it as .mlp)")
+    gu, down = _bf16("experts.gate_up_proj", experts.gate_up_proj), _bf16("experts.down_proj", experts.down_proj)
+    out = {"w_router": _bf16("gate.weight", gate.weight), "w_gate_up": gu.reshape(-1, gu.shape[-1]),
+           "w_down": down.reshape(-1, down.shape[-1])}
+    bias = getattr(gate, "e_score_correction_bias", None)
+    if bias is not None:
+        out["e_bias"] = _array(bias).astype(np.float32)
+    shared = getattr(moe, "shared_experts", None)
+    if shared is not None:
+        out["ws_gate_up"] = np.concatenate([_bf16(f"shared_experts.{p}.weight", getattr(shared, p).weight) for p in ("gate_proj", "up_proj")])
+        out["ws_down"] = _bf16("shared_experts.down_proj.weight", shared.down_proj.weight)
+    return out
 
 
 @dataclass(frozen=True)

@@ -427,3 +427,105 @@ def test_sk06_matches_qwen3_mlp(cli: Any, tmp_path: Path, config: str, capsys: A
         compare(f"T={T} y", out["y"], hf, ref, report)
     with capsys.disabled():
         print("\n  " + "\n  ".join(report))
+
+
+# --- SK-07 vs DeepseekV3MoE and Qwen3MoeSparseMoeBlock ------------------------------------------------
+
+
+def _route64(x64: np.ndarray, w: dict, d: dict, p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The module's routing in float64 from its own definition: (experts [T, K], weights [T, K], each
+    token's relative gap between the k-th and (k+1)-th choice value — a tie is within the
+    computation's rounding; for DeepSeek-V3 also the groups' gap)."""
+    logits = x64 @ f64(w["w_router"]).T
+    K = d["K"]
+    if p["router"] == "softmax":
+        z = np.exp(logits - logits.max(-1, keepdims=True))
+        scores = choice = z / z.sum(-1, keepdims=True)
+        gap_g = np.full(len(x64), np.inf)
+    else:
+        scores = 1 / (1 + np.exp(-logits))
+        choice = scores + f64(w["e_bias"])
+        T, E, G = len(x64), d["E"], d["G"]
+        ranks = -np.sort(-choice.reshape(T, G, E // G), axis=-1)[..., :2].sum(-1)
+        order_g = np.argsort(-ranks, axis=-1, kind="stable")
+        sorted_g = np.take_along_axis(ranks, order_g, -1)
+        gap_g = (sorted_g[:, d["KG"] - 1] - sorted_g[:, d["KG"]]) / np.abs(sorted_g).max(-1) if d["KG"] < G else np.full(T, np.inf)
+        keep = np.zeros((T, G), bool)
+        np.put_along_axis(keep, order_g[:, : d["KG"]], True, -1)
+        choice = np.where(np.repeat(keep, E // G, axis=1), choice, -np.inf)
+    order = np.argsort(-choice, axis=-1, kind="stable")
+    picked = np.take_along_axis(choice, order, -1)
+    gap = np.minimum((picked[:, K - 1] - picked[:, K]) / np.abs(picked[:, K - 1]), gap_g)
+    experts = order[:, :K]
+    weights = np.take_along_axis(scores, experts, -1)
+    if p["norm_topk_prob"]:
+        weights = weights / (weights.sum(-1, keepdims=True) + (1e-20 if p["router"] != "softmax" else 0.0))
+    return experts, weights * p["routed_scaling_factor"], gap
+
+
+def _moe64(x64: np.ndarray, w: dict, d: dict, experts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    H, I = d["H"], d["I"]
+    gu, down = f64(w["w_gate_up"]).reshape(d["E"], 2 * I, H), f64(w["w_down"]).reshape(d["E"], H, I)
+
+    def ffn(w_gu: np.ndarray, w_d: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        g, u = np.split(rows @ w_gu.T, 2, axis=-1)
+        return (g / (1 + np.exp(-g)) * u) @ w_d.T
+
+    y = np.zeros_like(x64)
+    for t in range(len(x64)):
+        for e, wt in zip(experts[t], weights[t]):
+            y[t] += wt * ffn(gu[e], down[e], x64[t:t + 1])[0]
+    if "ws_gate_up" in w:
+        y += ffn(f64(w["ws_gate_up"]), f64(w["ws_down"]), x64)
+    return y
+
+
+@pytest.mark.parametrize("config", ["deepseek-v3-tiny.json", "qwen3-moe-tiny.json"])
+def test_sk07_matches_the_moe_block(cli: Any, tmp_path: Path, config: str, capsys: Any) -> None:
+    """The MoE block: the module runs each expert in BF16 on the tokens routed to it (Qwen3-MoE also
+    its router linear, and the weighted sum); the kernel runs every expert in FP32 weighted by its
+    routing column and rounds the activation and y once. Routing is compared apart from values:
+    the module's chosen experts equal the float64 choice on every token whose k-th and (k+1)-th
+    choice values (and, DeepSeek-V3, the groups') are further apart, relative, than the module's
+    logits' rounding can move them (1e-5 for DeepSeek-V3's FP32 router, 2^-6 for Qwen3-MoE's BF16
+    one) — and values are compared on those tokens."""
+    import transformers
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3MoE
+    from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeSparseMoeBlock
+
+    kernel, d = _instance(cli, tmp_path, config, "SK-07")
+    v3 = config.startswith("deepseek")
+    cfg_cls = transformers.DeepseekV3Config if v3 else transformers.Qwen3MoeConfig
+    cfg = cfg_cls.from_json_file(MODELS / config)
+    moe = (DeepseekV3MoE if v3 else Qwen3MoeSparseMoeBlock)(cfg).eval()
+    randomize(moe, 5)
+    if v3:
+        with torch.no_grad():
+            moe.gate.e_score_correction_bias.copy_(0.02 * torch.randn(d["E"], generator=torch.Generator().manual_seed(6)))
+    moe = moe.to(BF16)
+    if v3:
+        moe.gate.e_score_correction_bias.data = moe.gate.e_score_correction_bias.data.float()  # the model keeps it FP32
+    w = inputs_from_hf(moe, "SK-07")
+    params = {"router": "grouped_sigmoid" if v3 else "softmax", "norm_topk_prob": bool(cfg.norm_topk_prob),
+              "routed_scaling_factor": float(cfg.routed_scaling_factor) if v3 else 1.0}
+    chosen: list[Any] = []
+    moe.gate.register_forward_hook(lambda mod, args, out: chosen.append(out[2]))
+    report: list[str] = []
+    for T in (1, 7, 37):
+        x = np.random.default_rng(T).standard_normal((T, d["H"])).astype(np.float32).astype(w["w_router"].dtype)
+        out = kernel.run({"x": x, **w})
+        with torch.no_grad():
+            hf = moe(torch.from_numpy(x.astype(np.float32)).to(BF16)[None])[0]
+        x64 = f64(x)
+        experts, weights, gap = _route64(x64, w, d, params)
+        # the module's logits: FP32 (DeepSeek-V3), a few ulps from float64; BF16 (Qwen3-MoE), 2^-9 relative
+        clear = gap > (1e-5 if v3 else 2.0**-6)
+        module_sets = [set(map(int, r)) for r in chosen[-1].reshape(T, -1).numpy()]
+        agree = [module_sets[t] == set(map(int, experts[t])) for t in range(T)]
+        assert all(a for a, c in zip(agree, clear) if c), f"T={T}: the module chose other experts than its float64 definition on a clear token"
+        assert clear.mean() >= 0.5, f"T={T}: only {int(clear.sum())} of {T} tokens are clear of a tie"
+        ref = _moe64(x64, w, d, experts, weights)[clear]
+        report.append(f"T={T}: {int(clear.sum())}/{T} tokens clear of a tie, module choices agree on {sum(agree)}/{T}")
+        compare(f"T={T} y", out["y"][clear], f64(hf)[clear], ref, report)
+    with capsys.disabled():
+        print(f"\nSK-07 --model {config}:\n  " + "\n  ".join(report))

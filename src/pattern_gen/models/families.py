@@ -9,28 +9,16 @@ refused, naming the field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from .config import HFConfig
+from .moe import qwen3_moe_sk07, v3_sk07
+from .settings import ModelSettings
 from ..vocab.text import quote
 from .rope import ROPE_TYPES, RopeSpec
 
 __all__ = ["Family", "ModelSettings", "FAMILIES", "family_of", "rope_of"]
-
-
-@dataclass(frozen=True)
-class ModelSettings:
-    """What a config gives one skeleton: dims, slot and stage parameters, and, per setting, the
-    config field it came from (shown when an explicit flag overrides it)."""
-
-    family: str
-    skeleton: str
-    dims: dict[str, int]
-    params: dict[str, Any] = field(default_factory=dict)
-    stage_params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -244,7 +232,9 @@ FAMILIES: tuple[Family, ...] = (
            {"SK-05": _qwen3_sk05, "SK-03": _qwen3_sk03, "SK-01": _qwen3_sk01, "SK-06": _qwen3_sk06,
             "SK-02": _qwen3_sk02}),
     Family("deepseek_v3", ("deepseek_v3",), "DeepSeek-V3 (MLA, V2/V3 kv layout, interleaved RoPE)", _v3_rope,
-           {"SK-04": _v3_sk04, "SK-03": _v3_sk03}),
+           {"SK-04": _v3_sk04, "SK-03": _v3_sk03, "SK-07": v3_sk07}),
+    Family("qwen3_moe", ("qwen3_moe",), "Qwen3-MoE: Qwen3's attention, a softmax-routed MoE block", _qwen3_rope,
+           {"SK-07": qwen3_moe_sk07}),
     Family("deepseek_v4", ("deepseek_v4",), "DeepSeek-V4 (MLA with per-head q norm, one shared kv head)", _v4_rope,
            {"SK-04": _v4_sk04}),
 )
