@@ -75,6 +75,8 @@ class Machine:
     #: vector results and views of them, by uid: "result", "full-view" or "part-view" (PyPTO
     #: materialises a view of a vector result in UB, which limits reshapes of it: movement.py)
     vec_results: dict[int, str] = field(default_factory=dict)
+    #: views of vector results whose last-axis offset is off the UB block (a reshape refuses them)
+    unaligned_views: set[int] = field(default_factory=set)
     _uid: int = 0
     _scope_ids: list[int] = field(default_factory=list)
 

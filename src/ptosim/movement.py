@@ -79,6 +79,8 @@ def view(
     if made is not None:
         whole = tuple(dims) == tuple(src.dims) and made != "part-view"
         machine.vec_results[out.uid] = "full-view" if whole else "part-view"
+        if (offs[-1] * src.dtype.nbytes) % machine.profile.vec_align_bytes or src.uid in machine.unaligned_views:
+            machine.unaligned_views.add(out.uid)
     machine.emit(op, "S", [src.ref()], out.ref(), offsets=offs)
     return out
 
@@ -180,6 +182,7 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
                 constraint="C-DATA-04",
             )
     _check_relayout(machine, src, dims_t, bool(inplace))
+    _check_view_offset(machine, src, dims_t)
     data = src.data.reshape(dims_t)
     if not inplace:
         data = data.copy()  # a new tensor (PyPTO): later writes to either side must not show in the other
@@ -192,6 +195,26 @@ def reshape(input: Tensor, shape: Sequence[Any], *, valid_shape: Sequence[Any] |
     out.cache_policy = dict(src.cache_policy)
     machine.emit(op, "S", [src.ref()], out.ref(), inplace=bool(inplace))
     return out
+
+
+def _check_view_offset(machine: Machine, src: Tensor, dims: tuple[int, ...]) -> None:
+    """PyPTO 0.2.0 cannot reshape a view of a vector result that starts off a UB block along its
+    last axis. Measured (FP32 [tile, 64] result, tile 1): views [tile, n] at column o reshaped to
+    [tile, 1, n] compile for (n, o) = (1, 0), (4, 0), (8, 8), (32, 8), (64, 0) and fail for (1, 1),
+    (2, 4), (16, 4), in place or not, with "Shape size mismatch ... InitRawTensorAndMemoryRequirement"
+    (a topk's [tile, 1] value column at k - 1 likewise)."""
+    if src.uid not in machine.unaligned_views or tuple(dims) == tuple(src.dims):
+        return
+    machine.fail(
+        ShapeError,
+        f"reshaping {src.name!r} {list(src.dims)} -> {list(dims)}: it is a view of a vector result whose last-axis offset "
+        f"is not a multiple of {machine.profile.vec_align_bytes} B, which PyPTO 0.2.0 cannot reshape (its compile fails: "
+        "Shape size mismatch in InitRawTensorAndMemoryRequirement)",
+        code="shape-mismatch",
+        op="reshape",
+        constraint="C-DATA-03",
+        hint="reshape the whole vector result first, then take the view of the reshaped tensor",
+    )
 
 
 def _check_relayout(machine: Machine, src: Tensor, dims: tuple[int, ...], inplace: bool) -> None:
