@@ -682,3 +682,36 @@ def test_a_call_merged_into_a_stage_of_another_unit_is_a_flow_mismatch(cli, cata
     run = validate(cli, cat)
     assert "flow-mismatch" in run.codes() and "Traceback" not in run.stderr, run.stderr
     assert "merging a V stage into the C stage 'down'" in run.stderr, run.stderr
+
+
+# --- the MoE router's ops (AT-15) and the static expert loop (SK-07) ---------------------------------
+
+AT15 = "atoms/AT-15-expert-gating.yaml"
+SK07 = "skeletons/SK-07-moe.yaml"
+
+
+def test_topk_k_larger_than_its_axis(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(AT15, "{op: topk, in: c3, k: 2, out: two}", "{op: topk, in: c3, k: 2*E, out: two}")
+    run = validate(cli, cat)  # caught where the dims are known: at each SK-07 instance of the manifest
+    assert set(run.codes()) == {"shape-mismatch"}, run.stderr
+    text = run.problems[0][0]
+    assert_at(text, cat, AT15, cat.line(AT15, "k: 2*E"))
+    assert "topk: k = 32 outside 1..4, the extent of dim -1 of [tile, G, E // G]" in run.stderr
+
+
+def test_where_on_a_float_condition(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(AT15, "{op: where, in: [chosen, s, {scalar: 0.0}], out: w}", "{op: where, in: [masked, s, {scalar: 0.0}], out: w}")
+    text = only(validate(cli, cat), "dtype-illegal")
+    assert_at(text, cat, AT15, cat.line(AT15, "in: [masked, s,"))
+    assert "BOOL mask" in text
+
+
+def test_static_loop_over_a_run_time_extent(cli, catalogue_copy):
+    cat = catalogue_copy
+    cat.edit(SK07, "{op: loop, static: true, extent: E,", "{op: loop, static: true, extent: tile,")
+    text = only(validate(cli, cat), "bad-expression")
+    assert_at(text, cat, SK07, cat.line(SK07, "static: true, extent: tile"))
+    assert "static loop" in text and "constant extent" in text
+

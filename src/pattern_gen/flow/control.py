@@ -40,7 +40,8 @@ class ControlOps:
 
     def op_loop(self, frame: Frame, op: m.LoopOp, path: Path) -> COp:
         extent = self._expr(frame, op.extent, path + ("extent",))
-        if op.static and (op.unroll or names(extent) - set(self.state.dim_values or frame.dims)):
+        constant = set(getattr(frame.card, "dims", None) or {}) | set(self.state.dim_values or {})
+        if op.static and (op.unroll or names(extent) - constant):
             raise self.state.fail(frame, path + ("extent",), "bad-expression", f"a static loop (Python range, unrolled when PyPTO compiles) needs a constant extent of the model dims and no unroll list; got {render_expr(extent)}{' with an unroll list' if op.unroll else ''}")
         index = self.scalar_name(frame, op.index, path + ("index",))
         self.state.exp.blocks.append(("loop", index, frame.card.id, path))
