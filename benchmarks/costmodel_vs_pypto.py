@@ -1,5 +1,13 @@
 #!/usr/bin/env python3
-"""ptosim's cost model against PyPTO 0.2.0's own SIM cost model, on the SK-03 / AT-10 kernel.
+"""ptosim's cost model against PyPTO 0.2.0's own SIM cost model.
+
+The default suite (``--suite manifest``) compares every a2a3 manifest instance at T = 1, 4, 16, 128
+and reports per kernel family (``benchmarks/kernel_families.py``): a case is *fit* when a cost rule
+of ``ptosim.cost.rules`` was read from its family, *held out* when none was.
+
+    python benchmarks/costmodel_vs_pypto.py --suite manifest --source recorded [--split holdout] [--markdown out.md]
+
+The rest of this text is the older config sweep (``--suite configs``) on the SK-03 / AT-10 kernel.
 
 For each configuration (K, N, T, unroll factor, vec-tile rows, cube tiles, loop form, pass and
 runtime options) the same kernel is written for ptosim (``import ptosim as pypto``) and, when a
@@ -342,10 +350,16 @@ MANIFEST_T = (1, 4, 16, 128)
 MANIFEST_GOAL = 1.15      # ptosim/PyPTO within x1.15 either way
 TASK_GOAL = 0.10          # AIC+AIV task counts within 10 %
 
-#: Cases whose PyPTO swimlanes were studied and whose numbers the profile's coefficients were chosen
-#: on: the a2a3 instances the manifest renders for both targets. Every other a2a3 instance is held out.
-def _fit_case(entry) -> bool:
-    return "pypto" in entry.targets
+if str(HERE) not in sys.path:  # kernel_families sits beside this script
+    sys.path.insert(0, str(HERE))
+import kernel_families as families
+
+
+def _split_of(family_id: str | None) -> str:
+    """*fit* when some cost rule was read from the case's kernel family (kernel_families.RULE_FAMILIES),
+    *holdout* when none was: such a family is compared before any rule is added for it."""
+    return "fit" if family_id in families.fit_families() else "holdout"
+
 
 PYPTO_INSTANCE_RUNNER = r"""
 import collections, glob, importlib.util, json, os, sys
@@ -378,7 +392,7 @@ print("RESULT", json.dumps({"e2e_us": (max(t["execEnd"] for t in ts) - min(t["ex
 
 
 def _manifest_cases(only: str | None):
-    """(name, entry, is_fit) for every a2a3 instance of the manifest."""
+    """Every a2a3 instance entry of the manifest."""
 
     from pattern_gen.plan.manifest import load_manifest
 
@@ -392,7 +406,8 @@ def _manifest_cases(only: str | None):
     return out
 
 
-def _write_pair(cat, entry, tmp: Path) -> tuple[str, Path, Path]:
+def _write_pair(cat, entry, tmp: Path) -> tuple[Any, Path, Path]:
+    """The ptosim plan and the ptosim and pypto instance folders of a manifest entry."""
     from dataclasses import replace
 
     from pattern_gen.output.instances import write_instance
@@ -401,7 +416,7 @@ def _write_pair(cat, entry, tmp: Path) -> tuple[str, Path, Path]:
     req = to_request(entry)
     plan, sim_folder, _ = write_instance(cat, replace(req, target=None), tmp / "ptosim")
     _, pto_folder, _ = write_instance(cat, replace(req, target="pypto"), tmp / "pypto")
-    return plan.name, sim_folder, pto_folder
+    return plan, sim_folder, pto_folder
 
 
 def _ptosim_instance(folder: Path, T: int) -> dict[str, Any]:
@@ -462,24 +477,32 @@ def main_manifest(a) -> int:
     cat = load_catalogue([str(HERE.parent / "patterns")])
     Ts = [int(t) for t in a.T.split(",")] if a.T else list(MANIFEST_T)
     rows, fresh = [], {}
-    hdr = (f"{'split':7s} {'instance':60s} {'T':>4s} {'PyPTO':>8s} {'ptosim':>8s} {'ratio':>6s} {'tasks P/s':>9s}  "
-           f"per-label us (PyPTO | ptosim)")
+    hdr = (f"{'split':7s} {'family':21s} {'instance':60s} {'T':>4s} {'PyPTO':>8s} {'ptosim':>8s} {'ratio':>6s} "
+           f"{'tasks P/s':>9s}  per-label us (PyPTO | ptosim)")
     print(hdr, flush=True)
+    cases: dict[str, list[str]] = {}  # family -> every case run (with or without a PyPTO value)
     with tempfile.TemporaryDirectory(prefix="pg-bench-") as tmp:
         for idx, entry in enumerate(_manifest_cases(None)):
             try:
-                name, sim_folder, pto_folder = _write_pair(cat, entry, Path(tmp) / str(idx))
+                plan, sim_folder, pto_folder = _write_pair(cat, entry, Path(tmp) / str(idx))
             except Exception as exc:  # noqa: BLE001
                 print(f"  manifest entry {idx}: cannot write ({exc})")
                 continue
+            name = plan.name
             if a.only and not fnmatch.fnmatch(name, a.only):
                 continue
-            split = "fit" if _fit_case(entry) else "holdout"
+            fam = families.family_of(cat, plan)
+            family = fam.id if fam else "(no family)"
+            if fam is None:
+                print(f"  {name}: no kernel family has its structure {families.structure_of(cat, plan)}; "
+                      f"add one to benchmarks/kernel_families.py (held out until then)")
+            split = _split_of(fam.id if fam else None)
             if a.split and split != a.split:
                 continue
             kernel_hash = json.loads((pto_folder / "instance.json").read_text())["content_hash"]
             for T in Ts:
                 key = f"{name}@T{T}"
+                cases.setdefault(family, []).append(key)
                 ref = recorded.get(key)
                 if ref is not None and ref.get("kernel_hash") != kernel_hash:
                     ref = None  # recorded for another kernel of that name (or before hashes were kept)
@@ -491,10 +514,11 @@ def main_manifest(a) -> int:
                         _save_recorded({key: ref})  # a run of the current kernel is worth keeping
                 sim = _ptosim_instance(sim_folder, T)
                 if ref is None:
-                    print(f"{split:7s} {name[:60]:60s} {T:4d} {'-':>8s} {sim['e2e_us']:8.2f}   (no PyPTO value)")
+                    print(f"{split:7s} {family[:21]:21s} {name[:60]:60s} {T:4d} {'-':>8s} {sim['e2e_us']:8.2f}   "
+                          f"(no PyPTO value)")
                     continue
                 ratio = sim["e2e_us"] / ref["e2e_us"]
-                row = {"case": key, "instance": name, "T": T, "split": split, "pypto_us": ref["e2e_us"],
+                row = {"case": key, "instance": name, "T": T, "split": split, "family": family, "pypto_us": ref["e2e_us"],
                        "ptosim_us": sim["e2e_us"], "ratio": ratio, "pypto_tasks": ref["tasks"],
                        "ptosim_tasks": sim["tasks"], "pypto_by_kind": ref.get("tasks_by_kind"),
                        "ptosim_by_kind": sim["tasks_by_kind"], "pypto_labels": ref.get("per_label_us", {}),
@@ -502,30 +526,21 @@ def main_manifest(a) -> int:
                 rows.append(row)
                 bad = abs(math.log(ratio)) > math.log(MANIFEST_GOAL) or \
                     abs(sim["tasks"] - ref["tasks"]) > TASK_GOAL * ref["tasks"]
-                print(f"{split:7s} {name[:60]:60s} {T:4d} {ref['e2e_us']:8.2f} {sim['e2e_us']:8.2f} {ratio:6.3f} "
+                print(f"{split:7s} {family[:21]:21s} {name[:60]:60s} {T:4d} {ref['e2e_us']:8.2f} {sim['e2e_us']:8.2f} {ratio:6.3f} "
                       f"{ref['tasks']:>4d}/{sim['tasks']:<4d}  {_fmt_labels(ref.get('per_label_us', {}))} | "
                       f"{_fmt_labels(sim['per_label_us'])}{'  <--' if bad else ''}", flush=True)
     print()
-    for split in ("fit", "holdout"):
-        sub = [r for r in rows if r["split"] == split]
-        if not sub:
-            continue
-        worst = max(sub, key=lambda r: abs(math.log(r["ratio"])))
-        inside = sum(_inside(r)[0] for r in sub)
-        tasks_ok = sum(_inside(r)[1] for r in sub)
-        gmean = math.exp(sum(math.log(r["ratio"]) for r in sub) / len(sub))
-        factor = math.exp(max(abs(math.log(r["ratio"])) for r in sub))
-        print(f"{split:7s}: {len(sub)} cases, {inside} within x{MANIFEST_GOAL}, {tasks_ok} with task counts within "
-              f"{TASK_GOAL:.0%}; geometric mean ratio {gmean:.3f}, worst factor x{factor:.3f} ({worst['case']})")
+    for line in _by_split(rows, cases):
+        print(line)
     print()
-    for line in _by_family(rows):
+    for line in _by_family(rows, cases):
         print(line)
     if fresh:
         print(f"wrote {len(fresh)} PyPTO runs to {MANIFEST_DATA}")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
     if a.markdown:
-        Path(a.markdown).write_text(_markdown(rows))
+        Path(a.markdown).write_text(_markdown(rows, cases))
     return 0
 
 
@@ -535,30 +550,95 @@ def _inside(r: dict[str, Any]) -> tuple[bool, bool]:
             abs(r["ptosim_tasks"] - r["pypto_tasks"]) <= TASK_GOAL * r["pypto_tasks"])
 
 
-def _by_family(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per skeleton + atom family: cases, how many meet each goal, the range of ratios."""
-    fams: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        fams.setdefault("-".join(r["instance"].split("-")[:2]), []).append(r)
+def _task_ratio(r: dict[str, Any]) -> float:
+    return r["ptosim_tasks"] / r["pypto_tasks"] if r["pypto_tasks"] else float("inf")
+
+
+def _worst(sub: list[dict[str, Any]], value) -> dict[str, Any]:
+    """The row whose value is furthest from 1, either way."""
+    return max(sub, key=lambda r: abs(math.log(value(r))) if 0 < value(r) < float("inf") else float("inf"))
+
+
+def _by_split(rows: list[dict[str, Any]], cases: dict[str, list[str]] | None = None) -> list[str]:
+    """Per split (fit / holdout): its families and cases, how many meet each goal, the geometric mean
+    and the worst ratio and task-count ratio."""
+    cases = cases if cases is not None else {}
     out = []
-    for fam, sub in sorted(fams.items()):
+    for split in ("fit", "holdout"):
+        fams = sorted({f for f in cases if _split_of(f) == split} | {r["family"] for r in rows if r["split"] == split})
+        sub = [r for r in rows if r["split"] == split]
+        total = sum(len(cases.get(f, ())) for f in fams)
+        if not sub:
+            if fams:
+                out.append(f"{split:7s}: {len(fams)} families, {total} cases, none with a PyPTO value")
+            continue
         ok = [_inside(r) for r in sub]
-        ratios = [r["ratio"] for r in sub]
-        out.append(f"{fam:10s} {len(sub):3d} cases: {sum(t for t, _ in ok):3d} within x{MANIFEST_GOAL}, "
-                   f"{sum(n for _, n in ok):3d} task counts within {TASK_GOAL:.0%}; ratios {min(ratios):.2f}-{max(ratios):.2f}")
+        gmean = math.exp(sum(math.log(r["ratio"]) for r in sub) / len(sub))
+        w, wt = _worst(sub, lambda r: r["ratio"]), _worst(sub, _task_ratio)
+        out.append(f"{split:7s}: {len(fams)} families, {len(sub)} of {max(total, len(sub))} cases with a PyPTO value, "
+                   f"{sum(t for t, _ in ok)} within x{MANIFEST_GOAL}, {sum(n for _, n in ok)} with task counts within "
+                   f"{TASK_GOAL:.0%}; geometric mean ratio {gmean:.3f}; worst ratio {w['ratio']:.3f} ({w['case']}), "
+                   f"worst task ratio {_task_ratio(wt):.3f} (PyPTO {wt['pypto_tasks']}, ptosim {wt['ptosim_tasks']}: {wt['case']})")
     return out
 
 
-def _markdown(rows: list[dict[str, Any]]) -> str:
-    """The full table (one row per instance and T) for issue notes and benchmarks/data/, then the
-    summary per family."""
-    out = ["| split | instance | T | PyPTO µs | ptosim µs | ptosim ÷ PyPTO | tasks PyPTO / ptosim | |",
-           "|---|---|---|---|---|---|---|---|"]
+def _family_rows(rows: list[dict[str, Any]], cases: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """One summary per kernel family (kernel_families.FAMILIES's order, then any other): its split, the
+    rules read from it, its cases, those with a PyPTO value, the worst ratio and task-count ratio."""
+    cases = cases if cases is not None else {}
+    seen = set(cases) | {r["family"] for r in rows}
+    order = [f.id for f in families.FAMILIES if f.id in seen] + sorted(seen - set(families.BY_ID))
+    out = []
+    for fam in order:
+        sub = [r for r in rows if r["family"] == fam]
+        ok = [_inside(r) for r in sub]
+        out.append({"family": fam, "split": _split_of(fam), "rules": len(families.rules_from(fam)),
+                    "cases": max(len(cases.get(fam, ())), len(sub)), "recorded": len(sub),
+                    "within": sum(t for t, _ in ok), "tasks_within": sum(n for _, n in ok),
+                    "worst": _worst(sub, lambda r: r["ratio"]) if sub else None,
+                    "worst_tasks": _worst(sub, _task_ratio) if sub else None})
+    return out
+
+
+def _by_family(rows: list[dict[str, Any]], cases: dict[str, list[str]] | None = None) -> list[str]:
+    """The per-family summary as text lines (a header, then one line per family): split, rules read from
+    the family, its cases, those with a valid PyPTO record (of the current kernel hash), how many meet
+    each goal, the worst ptosim/PyPTO ratio and the worst ptosim/PyPTO task-count ratio."""
+    head = (f"{'family':22s} {'split':7s} {'rules':>5s} {'cases':>5s} {'valid':>5s} {'in x' + str(MANIFEST_GOAL):>7s} "
+            f"{'tasks ok':>8s}  {'worst ratio':>11s}  {'worst tasks':>11s}  (worst ratio's case)")
+    out = [head]
+    for f in _family_rows(rows, cases):
+        w, wt = f["worst"], f["worst_tasks"]
+        tail = (f"{w['ratio']:11.3f}  {_task_ratio(wt):11.3f}  ({w['case']})" if w else f"{'-':>11s}  {'-':>11s}")
+        out.append(f"{f['family']:22s} {f['split']:7s} {f['rules']:5d} {f['cases']:5d} {f['recorded']:5d} "
+                   f"{f['within'] if w else '-':>7} {f['tasks_within'] if w else '-':>8}  {tail}")
+    return out
+
+
+def _markdown(rows: list[dict[str, Any]], cases: dict[str, list[str]] | None = None) -> str:
+    """The full table (one row per instance and T) for issue notes and benchmarks/data/, the summary
+    per split and per kernel family, and the families each cost rule was read from."""
+    out = ["| split | family | instance | T | PyPTO µs | ptosim µs | ptosim ÷ PyPTO | tasks PyPTO / ptosim | |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         bad = not all(_inside(r))
-        out.append(f"| {r['split']} | {r['instance']} | {r['T']} | {r['pypto_us']:.2f} | {r['ptosim_us']:.2f} | "
-                   f"{r['ratio']:.3f} | {r['pypto_tasks']} / {r['ptosim_tasks']} | {'outside' if bad else ''} |")
-    out += ["", "By family:", "", "```"] + _by_family(rows) + ["```"]
+        out.append(f"| {r['split']} | {r['family']} | {r['instance']} | {r['T']} | {r['pypto_us']:.2f} | "
+                   f"{r['ptosim_us']:.2f} | {r['ratio']:.3f} | {r['pypto_tasks']} / {r['ptosim_tasks']} | "
+                   f"{'outside' if bad else ''} |")
+    out += ["", "By split (*fit*: a cost rule was read from the case's kernel family; *holdout*: none was):", "",
+            "```"] + _by_split(rows, cases) + ["```", "", "By family:", "",
+            (f"| family | split | rules read from it | cases | with a PyPTO value | within x{MANIFEST_GOAL} | "
+             f"task counts within {TASK_GOAL:.0%} | worst ptosim ÷ PyPTO | worst tasks ptosim ÷ PyPTO |"),
+            "|---|---|---|---|---|---|---|---|---|"]
+    for f in _family_rows(rows, cases):
+        w, wt = f["worst"], f["worst_tasks"]
+        worst = f"{w['ratio']:.3f} ({w['case']})" if w else "—"
+        worst_t = (f"{_task_ratio(wt):.3f} (PyPTO {wt['pypto_tasks']}, ptosim {wt['ptosim_tasks']}: {wt['case']})"
+                   if wt else "—")
+        out.append(f"| {f['family']} | {f['split']} | {f['rules']} | {f['cases']} | {f['recorded']} | "
+                   f"{f['within'] if w else '—'} | {f['tasks_within'] if w else '—'} | {worst} | {worst_t} |")
+    out += ["", "Rules and the kernel families they were read from (benchmarks/kernel_families.py):", "",
+            families.markdown()]
     return "\n".join(out) + "\n"
 
 
@@ -568,7 +648,9 @@ def main(argv=None) -> int:
         i = argv.index("--suite")
         return main_configs(argv[:i] + argv[i + 2:])
     ap = argparse.ArgumentParser(description="ptosim's cost model against PyPTO 0.2.0 SIM on every a2a3 manifest "
-                                 "instance (T in 1, 4, 16, 128). `--suite configs` runs the older SK-03 config sweep.")
+                                 "instance (T in 1, 4, 16, 128), reported per kernel family: fit (a cost rule was "
+                                 "read from the family) or held out (none was; benchmarks/kernel_families.py). "
+                                 "`--suite configs` runs the older SK-03 config sweep.")
     ap.add_argument("--suite", choices=("manifest", "configs"), default="manifest")
     ap.add_argument("--source", choices=("auto", "live", "recorded"), default="auto",
                     help="auto: recorded values of the current kernels, live PyPTO runs (recorded) for the rest (all with --refresh); "
@@ -576,7 +658,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pypto-python", help="a python that can import pypto (default: $PYPTO_PYTHON, this one)")
     ap.add_argument("--only", help="glob on instance names")
     ap.add_argument("--T", help="comma-separated token counts (default 1,4,16,128)")
-    ap.add_argument("--split", choices=("fit", "holdout"))
+    ap.add_argument("--split", choices=("fit", "holdout"),
+                    help="fit: the kernel families a cost rule was read from; holdout: the others "
+                         "(benchmarks/kernel_families.py)")
     ap.add_argument("--refresh", action="store_true", help="run PyPTO for every case and write benchmarks/data/")
     ap.add_argument("--json", help="write the rows to this file")
     ap.add_argument("--markdown", help="write the full table as markdown to this file")
