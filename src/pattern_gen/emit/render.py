@@ -103,7 +103,8 @@ def _scalar(arg: Any) -> str:
             float(text)
         except ValueError:
             return text
-        return repr(float(text)) if "." not in text and "e" not in text else text
+        # a float literal as ruff format writes it: 1e30, not 1e+30
+        return repr(float(text)).replace("e+", "e") if "." not in text and "e" not in text else text.replace("e+", "e")
     return str(arg)
 
 

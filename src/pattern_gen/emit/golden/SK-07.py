@@ -48,8 +48,16 @@ def make_inputs(T: int, seed: int = 0) -> dict:
 
 def _route(inputs, logits):
     p, d = PARAMS, DIMS
-    return route_tokens(logits, inputs.get("e_bias"), router=p["router"], n_group=d["G"], topk_group=d["KG"],
-                        top_k=d["K"], norm_topk_prob=p["norm_topk_prob"], routed_scaling_factor=p["routed_scaling_factor"])
+    return route_tokens(
+        logits,
+        inputs.get("e_bias"),
+        router=p["router"],
+        n_group=d["G"],
+        topk_group=d["KG"],
+        top_k=d["K"],
+        norm_topk_prob=p["norm_topk_prob"],
+        routed_scaling_factor=p["routed_scaling_factor"],
+    )
 
 
 def _ffn(w_gate_up, w_down, rows, width, ties=None, site="h"):
@@ -63,7 +71,7 @@ def _ffn(w_gate_up, w_down, rows, width, ties=None, site="h"):
 
 def _expert(inputs, e, rows, ties=None):
     I, H = DIMS["I"], DIMS["H"]
-    return _ffn(inputs["w_gate_up"][e * 2 * I:(e + 1) * 2 * I], inputs["w_down"][e * H:(e + 1) * H], rows, I, ties)
+    return _ffn(inputs["w_gate_up"][e * 2 * I : (e + 1) * 2 * I], inputs["w_down"][e * H : (e + 1) * H], rows, I, ties)
 
 
 def _moe_sum(inputs, experts, weights):
@@ -113,18 +121,18 @@ def _route_moves(inputs, logits, expected_y, ulps):
         near |= _near(ranks, DIMS["KG"], ulps)
     move = np.zeros(expected_y.shape)
     for t in np.nonzero(near)[0]:
-        weights, experts = _route(inputs, logits[t:t + 1])
+        weights, experts = _route(inputs, logits[t : t + 1])
         order = np.argsort(-np.where(np.isfinite(scores[t]), scores[t], -np.inf), kind="stable")
         alt = order[: DIMS["K"] + 1]
-        alt = np.concatenate([alt[: DIMS["K"] - 1], alt[DIMS["K"]:]]).reshape(1, -1)  # the k-th swapped for the next
-        base = store(_moe_sum({**inputs, "x": inputs["x"][t:t + 1]}, experts, weights), "BF16").astype(np.float64)
-        alt_w = np.take_along_axis(_unbiased(inputs, logits[t:t + 1]), alt, axis=-1)
+        alt = np.concatenate([alt[: DIMS["K"] - 1], alt[DIMS["K"] :]]).reshape(1, -1)  # the k-th swapped for the next
+        base = store(_moe_sum({**inputs, "x": inputs["x"][t : t + 1]}, experts, weights), "BF16").astype(np.float64)
+        alt_w = np.take_along_axis(_unbiased(inputs, logits[t : t + 1]), alt, axis=-1)
         if PARAMS["norm_topk_prob"]:
             alt_w = alt_w / alt_w.sum(axis=-1, keepdims=True)
         alt_w = alt_w * PARAMS["routed_scaling_factor"]
-        other = store(_moe_sum({**inputs, "x": inputs["x"][t:t + 1]}, alt, alt_w), "BF16").astype(np.float64)
+        other = store(_moe_sum({**inputs, "x": inputs["x"][t : t + 1]}, alt, alt_w), "BF16").astype(np.float64)
         move[t] = np.abs(other - base)[0]
-        if ranks is not None and _near(ranks[t:t + 1], DIMS["KG"], ulps)[0]:
+        if ranks is not None and _near(ranks[t : t + 1], DIMS["KG"], ulps)[0]:
             move[t] = np.inf  # another group eligible: any expert of it may be chosen; not checked
     return move
 
@@ -146,9 +154,9 @@ def _activation_moves(inputs, experts, weights, ulps):
     move = np.zeros((x.shape[0], H))
     for e in np.unique(experts):
         tok, slot = np.nonzero(experts == e)
-        w_gu = inputs["w_gate_up"][e * 2 * I:(e + 1) * 2 * I]
+        w_gu = inputs["w_gate_up"][e * 2 * I : (e + 1) * 2 * I]
         a = swiglu(matmul_acc(x[tok], w_gu[:I], "nk"), matmul_acc(x[tok], w_gu[I:], "nk"))
-        w_abs = np.abs(inputs["w_down"][e * H:(e + 1) * H].astype(np.float64)).T
+        w_abs = np.abs(inputs["w_down"][e * H : (e + 1) * H].astype(np.float64)).T
         move[tok] += np.abs(weights[tok, slot]).astype(np.float64)[:, None] * _bf16_steps(a, ulps) @ w_abs
     if PARAMS["shared_expert"]:
         IS, w_gu = DIMS["IS"], inputs["ws_gate_up"]
@@ -172,7 +180,9 @@ def tie_bands(inputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarra
         return {}
     logits = matmul_acc(inputs["x"], inputs["w_router"], "nk")
     weights, experts = _route(inputs, logits)
-    move = _route_moves(inputs, logits, expected["y"], ulps["y"]) + _activation_moves(inputs, experts, weights, ulps["y"])
+    move = _route_moves(inputs, logits, expected["y"], ulps["y"]) + _activation_moves(
+        inputs, experts, weights, ulps["y"]
+    )
     y = np.abs(np.asarray(expected["y"]).astype(np.float64)) + np.where(np.isfinite(move), move, 0.0)
     step = np.exp2(np.floor(np.log2(np.maximum(y, 2.0**-126))) - 7)
     return {"y": np.where(move > 0, move + step, 0.0)}

@@ -33,8 +33,9 @@ def _best(values: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-np.asarray(values, np.float64), axis=-1, kind="stable")[..., :k]
 
 
-def route_grouped(logits, bias, *, n_group: int, topk_group: int, top_k: int, norm_topk_prob: bool,
-                  routed_scaling_factor: float):
+def route_grouped(
+    logits, bias, *, n_group: int, topk_group: int, top_k: int, norm_topk_prob: bool, routed_scaling_factor: float
+):
     """DeepSeek-V3's router from FP32 logits [T, E] and the correction bias [E]: (weights [T, top_k]
     FP32, experts [T, top_k] int32), best first by biased score."""
     logits = np.asarray(logits, np.float32)
@@ -70,13 +71,29 @@ def route_softmax(logits, *, top_k: int, norm_topk_prob: bool):
     return weights.astype(np.float32), experts.astype(np.int32)
 
 
-def route_tokens(logits, bias, *, router: str, n_group: int, topk_group: int, top_k: int, norm_topk_prob: bool,
-                 routed_scaling_factor: float):
+def route_tokens(
+    logits,
+    bias,
+    *,
+    router: str,
+    n_group: int,
+    topk_group: int,
+    top_k: int,
+    norm_topk_prob: bool,
+    routed_scaling_factor: float,
+):
     """AT-15 with its card's parameters: ``route_grouped`` (``router: grouped_sigmoid``) or
     ``route_softmax`` times ``routed_scaling_factor``; (weights [T, top_k] FP32, experts [T, top_k])."""
     if router == "grouped_sigmoid":
-        return route_grouped(logits, bias, n_group=n_group, topk_group=topk_group, top_k=top_k,
-                             norm_topk_prob=norm_topk_prob, routed_scaling_factor=routed_scaling_factor)
+        return route_grouped(
+            logits,
+            bias,
+            n_group=n_group,
+            topk_group=topk_group,
+            top_k=top_k,
+            norm_topk_prob=norm_topk_prob,
+            routed_scaling_factor=routed_scaling_factor,
+        )
     weights, experts = route_softmax(logits, top_k=top_k, norm_topk_prob=norm_topk_prob)
     return (weights * np.float32(routed_scaling_factor)).astype(np.float32), experts
 
