@@ -498,3 +498,14 @@ def test_sk04_v3_has_no_q_head_norm(resolve_req):
     labels = lambda plan: {s.label for s in plan.stages}  # noqa: E731
     assert "q_head_norm" in labels(resolve_req("SK-04", "AT-10"))
     assert "q_head_norm" not in labels(resolve_req("SK-04", "AT-10", params={"kv_layout": "v3"}))
+
+
+def test_a_dims_upper_bound_names_the_bound_and_its_dims(cli, tmp_path):
+    """SK-07's top_k must fit the eligible groups' experts (K <= KG*E/G): past it the router's
+    k-th best would be a dropped group's -1e30 and every expert would be chosen."""
+    run = cli("new", "--skeleton", "SK-07", "--dim", "E=16", "--dim", "G=4", "--dim", "KG=1", "--dim", "K=6", "--out", tmp_path / "k")
+    run.assert_bad_input("bad-dim")
+    (text,) = run.with_code("bad-dim")
+    assert "dim K=6 must be at most KG*E/G = 4 with E=16, G=4, KG=1" in text and "change --dim K" in text
+    assert not (tmp_path / "k").exists()
+    cli("new", "--skeleton", "SK-07", "--dim", "E=16", "--dim", "G=4", "--dim", "KG=1", "--dim", "K=4", "--dry-run").assert_ok()

@@ -27,6 +27,13 @@ def test_each_family_fills_its_skeletons() -> None:
     assert v4.dims["R"] == 32 and v4.params["kv_layout"] == "v4" and v4.stage_params["q_head_norm"] == {"eps": 1e-6}
     assert model_settings(MODELS / "qwen3-tiny.json", "SK-03").dims == {"K": 256, "N": (4 + 2 * 2) * 64}
     assert model_settings(MODELS / "qwen3-tiny.json", "SK-06").dims == {"H": 256, "I": 512}
+    v3_moe = model_settings(MODELS / "deepseek-v3-tiny.json", "SK-07")
+    assert v3_moe.dims == {"H": 256, "I": 128, "E": 8, "G": 2, "KG": 1, "K": 2, "IS": 128}
+    # the tiny config leaves routed_scaling_factor and norm_topk_prob out: DeepseekV3Config's defaults
+    assert v3_moe.params == {"router": "grouped_sigmoid", "norm_topk_prob": True, "routed_scaling_factor": 2.5, "shared_expert": True}
+    qm = model_settings(MODELS / "qwen3-moe-tiny.json", "SK-07")
+    assert qm.dims == {"H": 256, "I": 128, "E": 16, "G": 1, "KG": 1, "K": 4}
+    assert qm.params == {"router": "softmax", "norm_topk_prob": True, "routed_scaling_factor": 1.0, "shared_expert": False}
 
 
 def test_v3_yarn_softmax_scale_is_stated() -> None:
@@ -62,6 +69,11 @@ def _config(tmp_path: Path, base: str, **changes: object) -> Path:
     ("deepseek-v4-tiny.json", "SK-04", {"num_key_value_heads": 2}, "num_key_value_heads"),
     ("qwen3-tiny.json", "SK-06", {"hidden_act": "gelu"}, "hidden_act"),
     ("qwen3-tiny.json", "SK-06", {"intermediate_size": None}, "intermediate_size"),
+    ("deepseek-v3-tiny.json", "SK-07", {"topk_method": "greedy"}, "topk_method"),
+    ("deepseek-v3-tiny.json", "SK-07", {"scoring_func": "softmax"}, "scoring_func"),
+    ("deepseek-v3-tiny.json", "SK-07", {"n_routed_experts": None}, "n_routed_experts"),
+    ("qwen3-moe-tiny.json", "SK-07", {"hidden_act": "gelu"}, "hidden_act"),
+    ("qwen3-moe-tiny.json", "SK-04", {}, "model_type"),
 ])
 def test_what_no_kernel_computes_is_refused_naming_the_field(cli, tmp_path, base, skeleton, changes, field) -> None:
     path = _config(tmp_path, base, **changes)

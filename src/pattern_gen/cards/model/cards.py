@@ -12,7 +12,7 @@ from pydantic import (
     model_validator,
 )
 
-from ...vocab.fields import ALWAYS, LoopName, Name, Strict, When
+from ...vocab.fields import ALWAYS, ExprValue, LoopName, Name, Strict, When
 from .decls import ParamSpec, TensorDecl
 from .performance import Performance
 from .regimes import Regime
@@ -107,6 +107,8 @@ class DimSpec(Strict):
     multiple_of: int = Field(default=1, gt=0)
     #: the dim must be a multiple of another dim of the card (GQA: NQ of NKV)
     multiple_of_dim: Name | None = None
+    #: the dim may be at most this expression of the card's dims (an MoE's top_k: KG*E/G eligible experts)
+    at_most: ExprValue | None = None
     default: int = Field(gt=0)
     doc: str = ""
 
