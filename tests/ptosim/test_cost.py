@@ -895,3 +895,79 @@ def test_a_scatter_writes_the_cache_itself():
     assert [op.name for op in writer.ops][-1] == "SCATTER_UPDATE"
     assert "COPY_OUT" not in [op.name for op in writer.ops]
     assert writer.id in reader.preds
+
+
+# --- read from the FFN and MoE kernels (held out until then: see the rules' read_from) -------------------
+
+
+def _per_label(est) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in est.work_tasks:
+        out[f"{t.label}/{t.kind}"] = out.get(f"{t.label}/{t.kind}", 0) + 1
+    return out
+
+
+def _gate_up(l1: int, same: bool = True):
+    """x [1, 256] times two [128, 256] weights (gate, up) and a [64, 256] one (a router), under
+    cube_l1_reuse_setting {-1: l1}; ``same=False`` gives up other n tiles."""
+    import ml_dtypes
+
+    BF = pypto.DT_BF16
+
+    @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: l1}})
+    def k(x: pypto.Tensor[[1, 256], BF], wg: pypto.Tensor[[128, 256], BF], wu: pypto.Tensor[[128, 256], BF],
+          wr: pypto.Tensor[[64, 256], BF], g: pypto.Tensor[[1, 128], pypto.DT_FP32], u: pypto.Tensor[[1, 128], pypto.DT_FP32],
+          r: pypto.Tensor[[1, 64], pypto.DT_FP32]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_semantic_label("gate_up")
+            pypto.set_cube_tile_shapes([16, 16], [128, 256], [128, 128])
+            pypto.assemble(pypto.matmul(x, wg, pypto.DT_FP32, b_trans=True), [0, 0], g)
+            if not same:
+                pypto.set_cube_tile_shapes([16, 16], [128, 256], [64, 64])
+            pypto.assemble(pypto.matmul(x, wu, pypto.DT_FP32, b_trans=True), [0, 0], u)
+            pypto.set_semantic_label("router")
+            pypto.set_cube_tile_shapes([16, 16], [128, 256], [64, 64])
+            pypto.assemble(pypto.matmul(x, wr, pypto.DT_FP32, b_trans=True), [0, 0], r)
+
+    bf = ml_dtypes.bfloat16
+    k(np.ones((1, 256), bf), np.ones((128, 256), bf), np.ones((128, 256), bf), np.ones((64, 256), bf),
+      np.zeros((1, 128), np.float32), np.zeros((1, 128), np.float32), np.zeros((1, 64), np.float32))
+    return estimate(k.last_record)
+
+
+def test_shared_a_matmuls_merge_across_ops():
+    """Gate and up of one token row (same shapes, one A block) are one AIC task under cube_l1_reuse 2,
+    as PyPTO 0.2.0 ran an FFN's gate_up (4 tasks for 8 tiles at T=1) and an MoE's per-expert gate and up
+    (16 tasks for 16 experts); the router's matmul (other n tiles) stays apart, and without the setting,
+    or with other tiles, nothing merges."""
+    est = _gate_up(2)
+    assert _per_label(est) == {"gate_up/AIC": 1, "router/AIC": 1}
+    assert "l1-reuse-shared-a" in est.rules_fired
+    assert _per_label(_gate_up(1)) == {"gate_up/AIC": 2, "router/AIC": 1}
+    # up in 64-wide n tiles: no partner for gate; its own two tiles merge along n (static rows)
+    other = _gate_up(2, same=False)
+    assert _per_label(other) == {"gate_up/AIC": 2, "router/AIC": 1} and "l1-reuse-along-n-static-rows" in other.rules_fired
+
+
+def test_column_broadcast_joins_its_producer():
+    """An expert's [8, 64] output times its [8, 1] routing column, added to a sum, for 4 experts: one
+    AIV task with the routing ops (PyPTO 0.2.0 ran an MoE block's 16 weighted sums and its router's
+    vector ops as 1 task at T=1, 2 at T=16): the routing matrix's task, then one for the four sums, not
+    one per expert."""
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
+
+    def fn(x):
+        route = pypto.mul(pypto.view(x, [8, 4], [0, 0]), 2.0)
+        acc = pypto.full([8, 64], 0.0, pypto.DT_FP32)
+        for e in range(4):
+            acc = pypto.add(acc, pypto.mul(x, pypto.view(route, [8, 1], [0, e])))
+        return acc
+
+    from .conftest import run_ops
+
+    out = run_ops(fn, x)
+    want = sum(x * (2.0 * x[:, e:e + 1]) for e in range(4))
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    est = estimate(run_ops.last_kernel.last_record)
+    assert sum(1 for t in est.work_tasks if t.kind == "AIV") == 2  # the routing columns' task, then the sums
+    assert "column-broadcast-joins" in est.rules_fired

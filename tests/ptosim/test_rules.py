@@ -159,3 +159,4 @@ def test_sync_tasks_take_no_time():
     hubs = [t for t in est.tasks if t.kind == "HUB"]
     assert hubs and all(t.start == t.end for t in hubs)
     assert "sync-task-costs-nothing" in est.rules_fired
+

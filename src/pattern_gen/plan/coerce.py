@@ -18,9 +18,9 @@ from ptosim.platform import DEFAULT_PLATFORM
 from ..cards import model as m
 from ..catalogue.catalogue import Catalogue
 from ..vocab.errors import PatternGenError, Problem, did_you_mean
-from ..vocab.expr import ExprError, evaluate, names, parse
 from ..vocab.targets import DEFAULT_TARGET, TARGETS
 from ..vocab.text import parse_float, parse_int, quote
+from .dim_bounds import bound_problems
 from .kernel_plan import Request
 
 from .regime import apply_regime, dim_step_problems, regime_note, regime_params, select_regime
@@ -211,26 +211,9 @@ def coerce_dims(skeleton: m.SkeletonCard, given: Mapping[str, Any]) -> tuple[dic
             problems.append(Problem(
                 "bad-dim", f"dim {key}={dims[key]} must be a multiple of {other}={dims[other]} ({spec.doc or 'alignment'}); change --dim {key} or --dim {other}"
             ))
-    problems += _bound_problems(skeleton, dims)
+    problems += bound_problems(skeleton, dims)
     return dims, problems
 
-
-def _bound_problems(skeleton: m.SkeletonCard, dims: Mapping[str, int]) -> list[Problem]:
-    """Each dim's ``at_most`` bound, with the given dims over the card's defaults."""
-    full = {k: s.default for k, s in skeleton.dims.items()} | dict(dims)
-    out = []
-    for key, spec in skeleton.dims.items():
-        if spec.at_most is None:
-            continue
-        try:
-            bound = evaluate(spec.at_most, full)
-        except (ExprError, ZeroDivisionError):
-            continue  # a bound over a dim refused above
-        if full[key] > bound:
-            given = ", ".join(f"{k}={full[k]}" for k in sorted(names(parse(str(spec.at_most)))))
-            out.append(Problem("bad-dim", f"dim {key}={full[key]} must be at most {spec.at_most} = {bound} with {given} "
-                                          f"({spec.doc or 'a bound of the card'}); change --dim {key}"))
-    return out
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any, Mapping
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .lower import Body, forget_grids, lower_vec, nbytes_of, rows_cols, vec_grid
+from .l1_share import shared_a_bodies, shared_a_sets
 from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
@@ -285,6 +286,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
         return check
 
     may_merge = _mergeable(groups)
+    shared_a = shared_a_sets(groups)
     family_merge: dict[tuple[int, int], int] = {}  # the merge count a split group's first part settled on
 
     # tasks
@@ -320,6 +322,13 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                               links.get(g.gid))
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
+        elif g.gid in shared_a:
+            share = shared_a[g.gid]
+            if share.gids[0] == g.gid:  # the set's first group lays out the whole set's tasks
+                l1n, _ = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
+                for body, tiles, info in shared_a_bodies([groups[i].ops[0] for i in share.gids], max(1, int(l1n or 1)),
+                                                         aliases, params, fire):
+                    tasks.append(_task(len(tasks), "AIC", g, body, tiles, info))
         else:
             fire("cube-task-per-output-tile")
             op = g.ops[0]

@@ -57,7 +57,13 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) 
     stitched: set[int] = set()  # uids holding pieces joined that way (and their reshapes, assembles)
     for o in root_ops:
         d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
-        alone = o.unit == "V" and (any(t.uid in strided for t in o.inputs) or _half_times_broadcast(o, halves))
+        # a [rows, 1] column broadcast along the rows of a wider operand is a per-row scalar, no strided
+        # op (rule column-broadcast-joins: the MoE's expert output times its routing column)
+        on_strided = any(t.uid in strided for t in o.inputs)
+        if on_strided and o.output is not None and o.output.shape and o.output.shape[-1] > 1:
+            fire("column-broadcast-joins")
+            on_strided = False
+        alone = o.unit == "V" and (on_strided or _half_times_broadcast(o, halves))
         if alone:
             fire("strided-view-op-alone")
         if o.unit == "V" and not alone:

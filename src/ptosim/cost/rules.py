@@ -94,6 +94,13 @@ RULES: tuple[Rule, ...] = (
          "RoPE on interleaved pairs in the MLA prolog, T=4",
          "4 + 1 tasks per root and rotation (x1·cos, x2·sin, x2·cos, x1·sin, then both halves)",
          _COST + "test_rope_pairs_task_graph_is_pyptos"),
+    Rule("column-broadcast-joins",
+         "A [rows, 1] column view of a vector result broadcast along the rows of a wider operand is no strided op: "
+         "the op joins its producer's task like any per-row operand",
+         "MoE block (16 experts, router softmax, T=1 and 16): each expert's [T, H] output times its routing column, "
+         "summed into one FP32 buffer",
+         "the 16 weighted sums and the router's vector ops in 1 AIV task (66 tasks in all, 17 with the op alone)",
+         _COST + "test_column_broadcast_joins_its_producer"),
     Rule("assembled-pieces-share-task",
          "Two results assembled into one named tensor the root reads again (or that holds pieces joined that "
          "way) are one task; pieces only assembled out stay tasks of their own",
@@ -189,6 +196,14 @@ RULES: tuple[Rule, ...] = (
          "every weight n tile a task of its own (4 per token); the unroll-1 sweep went from x0.73-0.79 of "
          "PyPTO's time to x0.94-0.98; at K=256 the pairs merge",
          _COST + "test_l1_reuse_along_n_merges_only_what_fits_l1"),
+    Rule("l1-reuse-shared-a",
+         "Under cube_l1_reuse_setting, matmuls of one root that read the same A block with the same shapes (one row "
+         "tile) merge across ops, output tile by output tile: an FFN's gate and up projections run as one AIC task "
+         "per pair",
+         "FFN (SwiGLU, H=256, I=512, T=1 and 16) and an MoE block's per-expert gate and up (16 experts, I=128)",
+         "FFN gate_up 4 AIC tasks at T=1 (8 tiles), 8 at T=16; MoE expert_up 16 for 16 experts; the router "
+         "(other n tiles) stays a task of its own",
+         _COST + "test_shared_a_matmuls_merge_across_ops"),
     Rule("l1-keeps-first-and-last-blocks",
          "In a merged cube task a repeated GM block comes from L1 only if it is among the first cap - 1 distinct "
          "blocks of its operand or the most recent one (cap: how many fit L1 beside the other operand's)",

@@ -1,0 +1,83 @@
+"""Cube tasks of different matmuls that share their left operand (rule l1-reuse-shared-a).
+
+Under ``cube_l1_reuse_setting`` PyPTO 0.2.0 merges isomorphic cube subgraphs that read the same A
+block into one task: an FFN's gate and up projections of one token tile (same shapes, two weights)
+run as one AIC task per pair of output tiles, an MoE block's per-expert gate and up likewise. A
+matmul of other shapes beside them (the MoE router's narrower output) stays apart: its subgraph
+hashes differently.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..record import OpRecord
+from .lower import Body, nbytes_of
+from .lower_cube import L1Blocks, cube_grid, lower_cube
+from .params import CostParams
+from .rules import Fire
+from .tasks import Aliases
+
+__all__ = ["SharedA", "shared_a_sets", "shared_a_bodies"]
+
+
+@dataclass(frozen=True)
+class SharedA:
+    """Groups (by gid, in program order) whose matmuls read one A block with the same structure."""
+
+    gids: tuple[int, ...]
+
+
+def _shape_key(op: OpRecord) -> tuple:
+    """What makes two matmuls' subgraphs isomorphic: tiles, operand shapes and dtypes, transposes."""
+    ins = tuple((tuple(t.shape), str(t.dtype)) for t in op.inputs[1:])
+    attrs = tuple(sorted((k, str(v)) for k, v in op.attrs.items()))
+    tiles = tuple(sorted((k, tuple(v)) for k, v in (op.cube_tile or {}).items()))
+    return cube_grid(op), ins, attrs, tiles, str(op.output.dtype) if op.output is not None else ""
+
+
+def shared_a_sets(groups: Sequence[object]) -> dict[int, SharedA]:
+    """gid -> its set, for every cube group of one row tile whose A block (the same tensor) another
+    cube group of the same root reads with the same structure."""
+    by_key: dict[tuple, list[int]] = defaultdict(list)
+    for g in groups:
+        if getattr(g, "unit", "") != "C" or not g.ops[0].inputs:  # type: ignore[attr-defined]
+            continue
+        op = g.ops[0]  # type: ignore[attr-defined]
+        if cube_grid(op)[0] != 1:  # several row tiles: PyPTO merges along m (rule l1-reuse-along-m)
+            continue
+        by_key[(g.root, op.inputs[0].uid, _shape_key(op))].append(g.gid)  # type: ignore[attr-defined]
+    out: dict[int, SharedA] = {}
+    for gids in by_key.values():
+        if len(gids) > 1:
+            share = SharedA(tuple(gids))
+            out.update(dict.fromkeys(gids, share))
+    return out
+
+
+def shared_a_bodies(ops: Sequence[OpRecord], l1n: int, aliases: Aliases, params: CostParams,
+                    fire: Fire) -> list[tuple[Body, tuple[tuple[int, int], ...], str]]:
+    """The AIC tasks of one shared-A set: output tiles taken n tile by n tile across the matmuls
+    (gate n0, up n0, gate n1, ...), ``l1n`` per task as far as L1 holds the A block and that many
+    B blocks twice over (rule l1-reuse-along-n-fits-l1); (body, the tiles, PyPTO's merge note)."""
+    _, ntiles, mt, nt = cube_grid(ops[0])
+    k, nb = int(ops[0].attrs.get("k", 1)), nbytes_of(ops[0].inputs[0].dtype)
+    while l1n > 1 and 2 * (mt + l1n * nt) * k * nb > params.l1_bytes:
+        fire("l1-reuse-along-n-fits-l1")
+        l1n //= 2
+    if l1n > 1:
+        fire("l1-reuse-shared-a")
+    units = [(i, nj) for nj in range(ntiles) for i in range(len(ops))]
+    out = []
+    for s in range(0, len(units), l1n):
+        chunk = units[s:s + l1n]
+        body, l1 = Body(), L1Blocks(params.l1_bytes)
+        for i, nj in chunk:
+            lower_cube(ops[i], 0, nj, body, l1, aliases, params)
+        if l1.decided:
+            fire("l1-keeps-first-and-last-blocks")
+        info = f"l1ReuseInfo subGraphCount: {len(chunk)} (shared A)" if len(chunk) > 1 else ""
+        out.append((body, tuple((0, nj) for _, nj in chunk), info))
+    return out
