@@ -10,6 +10,7 @@ replace the table with the one the failure prints.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 
@@ -66,3 +67,18 @@ def test_a_second_estimate_of_the_same_record_is_the_same(name):
     rec = _case(name)
     first = _fingerprint(estimate(rec))
     assert _fingerprint(estimate(rec, params={})) == first == PINNED[name]
+
+
+def test_the_collector_is_left_as_it_was():
+    """An estimate pauses the cyclic garbage collector while it builds (the build's objects all live
+    to its end): it puts it back as it found it, and the figures do not depend on it."""
+    rec = _case("at10 u=4 T=16")
+    gc.disable()
+    try:
+        off = _fingerprint(estimate(rec, params={}))  # params: not the estimate cached for the record
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    on = _fingerprint(estimate(rec, params={}))
+    assert gc.isenabled()
+    assert off == on == PINNED["at10 u=4 T=16"]

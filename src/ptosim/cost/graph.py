@@ -24,12 +24,13 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .lower import Body, forget_grids, lower_vec, nbytes_of, rows_cols, vec_grid
 from .l1_share import shared_a_bodies, shared_a_sets
+from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
 from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
@@ -102,7 +103,7 @@ class Group:
     named: str = ""  #: a label the group takes from elsewhere (a copied view: its reshape's)
     family: tuple[int, int] = (-1, -1)  #: shared by the parts of a vector group split for the UB (one hash group in PyPTO)
 
-    @property
+    @cached_property  # asked once per task; the ops of a group do not change once it is made
     def label(self) -> str:
         # the label most of its ops carry, the later one on a tie (PyPTO's swimlane: the last block's
         # o update + o / l + cast is "finalize_store", the rescale with o·α is "softmax.rescale")
@@ -114,7 +115,7 @@ class Group:
         n = Counter(labels)
         return max(reversed(labels), key=lambda lab: n[lab])
 
-    @property
+    @cached_property
     def labels(self) -> list[str]:
         return sorted({o.label for o in self.ops if o.label})
 
@@ -172,6 +173,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
     finally:
         forget_grids()
         forget_plans()
+        forget_tile_ops()
 
 
 def _build_graph(record: RunRecord, params: CostParams) -> Graph:

@@ -21,7 +21,7 @@ from ..vocabulary import OPS
 from .latency import tileop_cycles
 from .params import CostParams
 
-__all__ = ["TileOp", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid", "lower_vec"]
+__all__ = ["TileOp", "shared_op", "forget_tile_ops", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid", "lower_vec"]
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
@@ -76,7 +76,27 @@ class TileOp:
     shape: tuple[int, ...]  #: the tile this op works on (for the trace)
     nbytes: int  #: bytes of that tile
     gm: tuple[int, Box, bool] | None = None  #: (tensor uid, box, cacheable) for L2 (copies only)
-    src: int = -1  #: seq of the recorded op
+
+
+#: (name, pipe, cycles, deps, shape, nbytes) -> the one TileOp of those fields: a tile op that copies
+#: nothing (no ``gm``) is the same in every task of its kind — a fused attention with a token loop
+#: has 123 distinct among 142 k at T=128 — so tasks share it (nothing changes a TileOp once made,
+#: and its recorded op is the task's ``record_ops``); cleared by forget_tile_ops
+_SHARED: dict[tuple, TileOp] = {}
+
+
+def shared_op(name: str, pipe: str, cycles: int, deps: tuple[int, ...], shape: tuple[int, ...], nbytes: int) -> TileOp:
+    """The TileOp of these fields with no ``gm``, made once per build."""
+    key = (name, pipe, cycles, deps, shape, nbytes)
+    op = _SHARED.get(key)
+    if op is None:
+        op = _SHARED[key] = TileOp(name, pipe, cycles, deps, shape, nbytes)
+    return op
+
+
+def forget_tile_ops() -> None:
+    """Drop the shared tile ops (build_graph does, when done: the tasks keep the ones they use)."""
+    _SHARED.clear()
 
 
 @dataclass
@@ -185,7 +205,10 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         nb = int(math.prod(out_shape)) * nbytes_of(out_dtype)
         body.ub_bytes += nb + extra_ub
         flat = [x for d in deps for x in (d if isinstance(d, tuple) else (d,))]
-        return body.add(TileOp(name, pipe, cycles, tuple(dict.fromkeys(d for d in flat if d >= 0)), tuple(out_shape), nb, gm, src))
+        dep = tuple(dict.fromkeys(d for d in flat if d >= 0))
+        if gm is None:
+            return body.add(shared_op(name, pipe, cycles, dep, tuple(out_shape), nb))
+        return body.add(TileOp(name, pipe, cycles, dep, tuple(out_shape), nb, gm))
 
     def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None, rows: tuple[int, int] = (r0, r1)
                 ) -> tuple[int | tuple[int, ...], tuple[int, int]]:
@@ -234,7 +257,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
             body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype,
                                                                  nbytes_of(out.dtype), params),
                             res if isinstance(res, tuple) else (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(out.dtype),
-                            (base, bbox, cacheable), op.seq))
+                            (base, bbox, cacheable)))
             body.writes.append((out.uid, canonical_box(resolve, out, box)))
             continue
         # an op tiled finer than the block runs once per row sub-block of its own tile
@@ -294,6 +317,5 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                     else:
                         base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
                         body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
-                                        (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable),
-                                        op.seq))
+                                        (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable)))
                     body.writes.append((out.uid, canonical_box(resolve, out, box)))

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..record import OpRecord
 from .latency import copy_in_cycles, tileop_cycles
-from .lower import Body, Box, Resolver, TileOp, box_shape, canonical_box, nbytes_of, rows_cols
+from .lower import Body, Box, Resolver, TileOp, box_shape, canonical_box, nbytes_of, rows_cols, shared_op
 from .params import CostParams
 
 __all__ = ["cube_grid", "L1Blocks", "lower_cube", "forget_plans"]
@@ -127,19 +127,23 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
             if hit is None:  # (re)load: it becomes the most recent block of its side
                 shape = box_shape(box)
                 hit = body.add(TileOp("COPY_IN", "MTE_IN", copy_in_cycles(full, shape, ref.dtype, nbyte, params),
-                                      (), shape, blk, (base, bbox, cacheable), op.seq))
+                                      (), shape, blk, (base, bbox, cacheable)))
                 body.reads.append((base, bbox, via_view))
                 body.ub_bytes += blk
                 l1.store(side, key, hit)
             idx[side] = hit
         steps = _k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)
-        l0a = [body.add(TileOp(gap_names[0], "MTE1", c_a, (idx["a"],), (m_rows, ks), m_rows * ks * ab, None, op.seq))
-               for ks, c_a, _cb, _cm, _cacc in steps]
+        # appended in place (Body.add's index is the list's length): the K loop's ops are most of a cube task
+        ops, put = body.ops, body.ops.append
+        l0a = len(ops)  # the L1 -> L0A copies of the chunk's steps take the next len(steps) places
+        for ks, c_a, _cb, _cm, _cacc in steps:
+            put(shared_op(gap_names[0], "MTE1", c_a, (idx["a"],), (m_rows, ks), m_rows * ks * ab))
         for j, (ks, _ca, c_b, c_mul, c_acc) in enumerate(steps):
-            l0b = body.add(TileOp(gap_names[1], "MTE1", c_b, (idx["b"],), (ks, n_cols), ks * n_cols * bb, None, op.seq))
-            prev_mul = body.add(TileOp("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc,
-                                       (l0a[j], l0b) + ((prev_mul,) if prev_mul >= 0 else ()), (m_rows, n_cols),
-                                       m_rows * n_cols * 4, None, op.seq))
+            l0b = len(ops)
+            put(shared_op(gap_names[1], "MTE1", c_b, (idx["b"],), (ks, n_cols), ks * n_cols * bb))
+            prev_mul, deps = len(ops), (l0a + j, l0b) + ((prev_mul,) if prev_mul >= 0 else ())
+            put(shared_op("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc, deps, (m_rows, n_cols),
+                          m_rows * n_cols * 4))
             first = False
     out = op.output
     if out is None:
@@ -148,5 +152,5 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
     base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
     full = rows_cols(out.shape)
     body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
-                    (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable), op.seq))
+                    (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable)))
     body.writes.append((out.uid, canonical_box(resolve, out, box)))
