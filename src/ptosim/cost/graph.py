@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
-from .l1_share import shared_a_bodies, shared_a_sets
+from .l1_share import fitted, shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
 from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
 from .params import CostParams
@@ -324,12 +324,10 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                               links.get(g.gid))
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
-        elif g.gid in shared_a:
+        elif g.gid in shared_a and fitted(g.ops[0], l1n := int(_count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1), params) > 1:
             share = shared_a[g.gid]
             if share.gids[0] == g.gid:  # the set's first group lays out the whole set's tasks
-                l1n, _ = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
-                for body, tiles, info in shared_a_bodies([groups[i].ops[0] for i in share.gids], max(1, int(l1n or 1)),
-                                                         aliases, params, fire):
+                for body, tiles, info in shared_a_bodies([groups[i].ops[0] for i in share.gids], l1n, aliases, params, fire):
                     tasks.append(_task(len(tasks), "AIC", g, body, tiles, info))
         else:
             fire("cube-task-per-output-tile")

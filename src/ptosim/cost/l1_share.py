@@ -20,7 +20,7 @@ from .params import CostParams
 from .rules import Fire
 from .tasks import Aliases
 
-__all__ = ["SharedA", "shared_a_sets", "shared_a_bodies"]
+__all__ = ["SharedA", "fitted", "shared_a_sets", "shared_a_bodies"]
 
 
 @dataclass(frozen=True)
@@ -57,18 +57,26 @@ def shared_a_sets(groups: Sequence[object]) -> dict[int, SharedA]:
     return out
 
 
+def fitted(op: OpRecord, l1n: int, params: CostParams, fire: Fire | None = None) -> int:
+    """``l1n`` halved until the A block and that many B blocks fit L1 twice over (rule
+    l1-reuse-along-n-fits-l1)."""
+    _, _, mt, nt = cube_grid(op)
+    k, nb = int(op.attrs.get("k", 1)), nbytes_of(op.inputs[0].dtype)
+    while l1n > 1 and 2 * (mt + l1n * nt) * k * nb > params.l1_bytes:
+        if fire is not None:
+            fire("l1-reuse-along-n-fits-l1")
+        l1n //= 2
+    return l1n
+
+
 def shared_a_bodies(ops: Sequence[OpRecord], l1n: int, aliases: Aliases, params: CostParams,
                     fire: Fire) -> list[tuple[Body, tuple[tuple[int, int], ...], str]]:
     """The AIC tasks of one shared-A set: output tiles taken n tile by n tile across the matmuls
     (gate n0, up n0, gate n1, ...), ``l1n`` per task as far as L1 holds the A block and that many
     B blocks twice over (rule l1-reuse-along-n-fits-l1); (body, the tiles, PyPTO's merge note)."""
-    _, ntiles, mt, nt = cube_grid(ops[0])
-    k, nb = int(ops[0].attrs.get("k", 1)), nbytes_of(ops[0].inputs[0].dtype)
-    while l1n > 1 and 2 * (mt + l1n * nt) * k * nb > params.l1_bytes:
-        fire("l1-reuse-along-n-fits-l1")
-        l1n //= 2
-    if l1n > 1:
-        fire("l1-reuse-shared-a")
+    ntiles = cube_grid(ops[0])[1]
+    l1n = fitted(ops[0], l1n, params, fire)
+    fire("l1-reuse-shared-a")
     units = [(i, nj) for nj in range(ntiles) for i in range(len(ops))]
     out = []
     for s in range(0, len(units), l1n):
