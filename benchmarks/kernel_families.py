@@ -135,6 +135,7 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "constant-joins-reader": ("mla-prolog-int8",),  # MLA prolog with INT8 activation quant
     "two-argument-reads-alone": _PRE,
     "strided-view-op-alone": _MLA,
+    "column-broadcast-joins": ("moe-grouped", "moe-softmax"),  # read from SK-07 after its held-out comparison
     "assembled-pieces-share-task": ("mla-prolog", "pre-attention"),  # RoPE pairs; pre-attention's K and Q halves
     "reshaped-slice-joins-producer": ("pre-attention", "pre-attention-int8"),  # a bias epilogue, or INT8 dequant
     "argument-copy-readers-share-task": _PRE,
@@ -152,6 +153,7 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "l1-reuse-along-n-static-rows": _PRE,  # pre-attention's phase-2 q·kᵀ
     "l1-reuse-along-n-fits-l1": _NORM_LINEAR,
     "l1-keeps-first-and-last-blocks": _NORM_LINEAR,
+    "l1-reuse-shared-a": ("ffn", "moe-grouped", "moe-softmax"),  # SK-06 gate/up and SK-07's experts, held out until then
     "cube-nbuffer-merge": _NORM_LINEAR,
     "write-supersedes-covered-write": _PRE,
     "buffer-read-waits-root-writers": _FLASH,
