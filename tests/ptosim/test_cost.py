@@ -907,31 +907,32 @@ def _per_label(est) -> dict[str, int]:
     return out
 
 
-def _gate_up(l1: int, same: bool = True):
+def _gate_up(l1: int, same: bool = True, int8: bool = False):
     """x [1, 256] times two [128, 256] weights (gate, up) and a [64, 256] one (a router), under
     cube_l1_reuse_setting {-1: l1}; ``same=False`` gives up other n tiles."""
     import ml_dtypes
 
-    BF = pypto.DT_BF16
+    BF = pypto.DT_INT8 if int8 else pypto.DT_BF16
+    OUT = pypto.DT_INT32 if int8 else pypto.DT_FP32
 
     @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: l1}})
     def k(x: pypto.Tensor[[1, 256], BF], wg: pypto.Tensor[[128, 256], BF], wu: pypto.Tensor[[128, 256], BF],
-          wr: pypto.Tensor[[64, 256], BF], g: pypto.Tensor[[1, 128], pypto.DT_FP32], u: pypto.Tensor[[1, 128], pypto.DT_FP32],
-          r: pypto.Tensor[[1, 64], pypto.DT_FP32]):
+          wr: pypto.Tensor[[64, 256], BF], g: pypto.Tensor[[1, 128], OUT], u: pypto.Tensor[[1, 128], OUT],
+          r: pypto.Tensor[[1, 64], OUT]):
         for _ in pypto.loop(1, name="L"):
             pypto.set_semantic_label("gate_up")
             pypto.set_cube_tile_shapes([16, 16], [128, 256], [128, 128])
-            pypto.assemble(pypto.matmul(x, wg, pypto.DT_FP32, b_trans=True), [0, 0], g)
+            pypto.assemble(pypto.matmul(x, wg, OUT, b_trans=True), [0, 0], g)
             if not same:
                 pypto.set_cube_tile_shapes([16, 16], [128, 256], [64, 64])
-            pypto.assemble(pypto.matmul(x, wu, pypto.DT_FP32, b_trans=True), [0, 0], u)
+            pypto.assemble(pypto.matmul(x, wu, OUT, b_trans=True), [0, 0], u)
             pypto.set_semantic_label("router")
             pypto.set_cube_tile_shapes([16, 16], [128, 256], [64, 64])
-            pypto.assemble(pypto.matmul(x, wr, pypto.DT_FP32, b_trans=True), [0, 0], r)
+            pypto.assemble(pypto.matmul(x, wr, OUT, b_trans=True), [0, 0], r)
 
-    bf = ml_dtypes.bfloat16
+    bf, out = (np.int8, np.int32) if int8 else (ml_dtypes.bfloat16, np.float32)
     k(np.ones((1, 256), bf), np.ones((128, 256), bf), np.ones((128, 256), bf), np.ones((64, 256), bf),
-      np.zeros((1, 128), np.float32), np.zeros((1, 128), np.float32), np.zeros((1, 64), np.float32))
+      np.zeros((1, 128), out), np.zeros((1, 128), out), np.zeros((1, 64), out))
     return estimate(k.last_record)
 
 
@@ -944,6 +945,7 @@ def test_shared_a_matmuls_merge_across_ops():
     assert _per_label(est) == {"gate_up/AIC": 1, "router/AIC": 1}
     assert "l1-reuse-shared-a" in est.rules_fired
     assert _per_label(_gate_up(1)) == {"gate_up/AIC": 2, "router/AIC": 1}
+    assert _per_label(_gate_up(2, int8=True)) == {"gate_up/AIC": 2, "router/AIC": 1}  # INT8: the W8A8 FFN's 8 for 8
     # up in 64-wide n tiles: no partner for gate; its own two tiles merge along n (static rows)
     other = _gate_up(2, same=False)
     assert _per_label(other) == {"gate_up/AIC": 2, "router/AIC": 1} and "l1-reuse-along-n-static-rows" in other.rules_fired

@@ -4,7 +4,7 @@ Under ``cube_l1_reuse_setting`` PyPTO 0.2.0 merges isomorphic cube subgraphs tha
 block into one task: an FFN's gate and up projections of one token tile (same shapes, two weights)
 run as one AIC task per pair of output tiles, an MoE block's per-expert gate and up likewise. A
 matmul of other shapes beside them (the MoE router's narrower output) stays apart: its subgraph
-hashes differently.
+hashes differently; so do INT8 products (the FFN's INT8 W8A8 gate and up: 8 tasks for 8 tiles).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..dtypes import dtype_from_name
 from ..record import OpRecord
 from .lower import Body, nbytes_of
 from .lower_cube import L1Blocks, cube_grid, lower_cube
@@ -48,6 +49,9 @@ def shared_a_sets(groups: Sequence[object]) -> dict[int, SharedA]:
         op = g.ops[0]  # type: ignore[attr-defined]
         if cube_grid(op)[0] != 1:  # several row tiles: PyPTO merges along m (rule l1-reuse-along-m)
             continue
+        if not dtype_from_name(op.inputs[0].dtype).is_float:
+            continue  # INT8 gate and up (INT32 products) stayed 8 tasks for 8 tiles in PyPTO 0.2.0's SIM
+
         by_key[(g.root, op.inputs[0].uid, _shape_key(op))].append(g.gid)  # type: ignore[attr-defined]
     out: dict[int, SharedA] = {}
     for gids in by_key.values():

@@ -197,12 +197,12 @@ RULES: tuple[Rule, ...] = (
          "PyPTO's time to x0.94-0.98; at K=256 the pairs merge",
          _COST + "test_l1_reuse_along_n_merges_only_what_fits_l1"),
     Rule("l1-reuse-shared-a",
-         "Under cube_l1_reuse_setting, matmuls of one root that read the same A block with the same shapes (one row "
-         "tile) merge across ops, output tile by output tile: an FFN's gate and up projections run as one AIC task "
-         "per pair",
+         "Under cube_l1_reuse_setting, matmuls of one root that read the same float A block with the same shapes (one "
+         "row tile) merge across ops, output tile by output tile: an FFN's gate and up projections run as one AIC task "
+         "per pair; INT8 ones do not",
          "FFN (SwiGLU, H=256, I=512, T=1 and 16) and an MoE block's per-expert gate and up (16 experts, I=128)",
          "FFN gate_up 4 AIC tasks at T=1 (8 tiles), 8 at T=16; MoE expert_up 16 for 16 experts; the router "
-         "(other n tiles) stays a task of its own",
+         "(other n tiles) stays a task of its own; the INT8 W8A8 FFN's gate_up 8 for 8 tiles",
          _COST + "test_shared_a_matmuls_merge_across_ops"),
     Rule("l1-keeps-first-and-last-blocks",
          "In a merged cube task a repeated GM block comes from L1 only if it is among the first cap - 1 distinct "
