@@ -350,6 +350,26 @@ def test_l1_reuse_merges_along_n_when_rows_are_static():
     assert run(2) == 1
 
 
+@pytest.mark.parametrize("a_from_vector, tasks", [(False, 2), (True, 4)])
+def test_l1_reuse_along_n_needs_an_a_read_from_gm(a_from_vector, tasks):
+    """One static token row times a [512, 256] weight in 128-wide n tiles, cube_l1_reuse 2: PyPTO 0.2.0
+    ran RMSNorm + linear at unroll 1 as 4 matmul tasks on the norm's result (11.61 us) and as 2 on
+    the token row x itself (3.84 us); the MoE block at unroll 1 likewise ran each expert's down
+    projection on the activation's result as 2 tasks, one per n tile."""
+
+    @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2}})
+    def proj(x: pypto.Tensor[[1, 256], BF16], w: pypto.Tensor[[512, 256], BF16], y: pypto.Tensor[[1, 512], BF16]):
+        for _ in pypto.loop(1, name="L"):
+            pypto.set_vec_tile_shapes(1, 256)
+            a = pypto.cast(pypto.mul(pypto.cast(x, pypto.DT_FP32), 2.0), BF16) if a_from_vector else x
+            pypto.set_cube_tile_shapes([32, 32], [256, 512], [128, 256])
+            pypto.assemble(pypto.matmul(a, w, BF16, b_trans=True), [0, 0], y)
+
+    bf = ml_dtypes.bfloat16
+    proj(np.ones((1, 256), bf), np.ones((512, 256), bf), np.zeros((1, 512), bf))
+    assert kinds(estimate(proj.last_record))["AIC"] == tasks
+
+
 @pytest.mark.parametrize("K, tasks", [(1024, 4), (256, 2)])
 def test_l1_reuse_along_n_merges_only_what_fits_l1(K, tasks):
     """One token row times a [512, K] weight in 128-wide n tiles, with cube_l1_reuse 2: PyPTO 0.2.0 ran

@@ -33,7 +33,8 @@ from .l1_share import fitted, shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
 from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
 from .params import CostParams
-from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
+from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups,
+                        vector_results)
 from .rules import Fired
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
 
@@ -203,7 +204,8 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                           "scope": frames[-1].scope if frames else None,
                           "outer": frames[0].scope if frames else None,
                           "submit_before_loop": bool(outer.get("submit_before_loop")) if isinstance(outer, dict) else False,
-                          "made": {o.output.uid for o in root_ops if o.unit == "S" and o.output is not None}})
+                          "made": {o.output.uid for o in root_ops if o.unit == "S" and o.output is not None},
+                          "vector_made": vector_results(root_ops)})
         order: list[tuple[int, str, list[OpRecord], tuple[int, ...]]] = []
         vgs = vec_groups(root_ops, aliases, fire)
         # rule vec-hash-order-from-end: PyPTO numbers the vector hash groups of a root from its end; the
@@ -336,9 +338,11 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             l1n, l1raw = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
             l1n = 1 if l1n is None else max(1, int(l1n))
             side = l1raw[1] if isinstance(l1raw, tuple) else "right"
-            if side == "right" and mtiles == 1 and not unrolled(op, record):
-                # one row tile at compile time too (rows not scaled by a token-loop unroll): the
-                # tiles share the A block, and PyPTO merges along n (rule l1-reuse-along-n-static-rows)
+            if (side == "right" and mtiles == 1 and not unrolled(op, record)
+                    and op.inputs[0].uid not in root_info[g.root]["vector_made"]):
+                # one row tile at compile time too (rows not scaled by a token-loop unroll) of an A read
+                # from GM: the tiles share the A block, and PyPTO merges along n; an A a vector task of
+                # the root hands on does not merge (rule l1-reuse-along-n-static-rows)
                 side = "left"
                 if l1n > 1:
                     fire("l1-reuse-along-n-static-rows")

@@ -17,7 +17,8 @@ from .lower import vec_grid
 from .rules import Fire, ignore
 from .tasks import Aliases
 
-__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "copied_assembles", "unrolled", "chains"]
+__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "copied_assembles", "unrolled", "chains",
+           "vector_results"]
 
 
 def vec_groups(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) -> list[list[OpRecord]]:
@@ -172,6 +173,18 @@ def unrolled(op: OpRecord, record: RunRecord) -> bool:
     """Whether the op sits in a loop_unroll with a factor above 1 (its rows are compiled for a tile
     of several tokens, however few the run has)."""
     return any(max(record.scopes.get(f.scope, {}).get("unroll_list", (1,)) or (1,)) > 1 for f in op.loops)
+
+
+def vector_results(root_ops: list[OpRecord]) -> set[int]:
+    """Uids of the vector results of one root and of the views and reshapes of them: data a vector
+    task of the root hands on, not data read from GM (a kernel argument, what an earlier root wrote)."""
+    out: set[int] = set()
+    for o in root_ops:
+        if o.output is None:
+            continue
+        if o.unit == "V" or (o.unit == "S" and o.op in ("view", "reshape") and o.inputs and o.inputs[0].uid in out):
+            out.add(o.output.uid)
+    return out
 
 
 def chains(op: OpRecord) -> bool:

@@ -185,10 +185,13 @@ RULES: tuple[Rule, ...] = (
          "96 -> 48 AIC tasks at T=128 from unroll 16 to 64 with {-1: 2} (no figure of the merge alone recorded)",
          _COST + "test_cube_l1_reuse_saves_copy_ins"),
     Rule("l1-reuse-along-n-static-rows",
-         "A matmul with one row tile at compile time too (rows not scaled by a token-loop unroll) merges its "
-         "output tiles along n under cube_l1_reuse_setting: they share the A block",
-         "fused pre-attention's phase-2 q·kᵀ, n = 2 x 64, T=1",
-         "16 q·kᵀ tasks with cube_l1_reuse 2, 32 without",
+         "A matmul with one row tile at compile time too (rows not scaled by a token-loop unroll) whose A is read "
+         "from GM merges its output tiles along n under cube_l1_reuse_setting: they share the A block; an A that a "
+         "vector task of the same root hands on does not merge",
+         "fused pre-attention's phase-2 q·kᵀ, n = 2 x 64, T=1; RMSNorm + linear at unroll 1, K=256 N=512; the MoE "
+         "block at unroll 1 (each expert's down projection)",
+         "16 q·kᵀ tasks with cube_l1_reuse 2, 32 without; the linear at unroll 1 on the norm's result: 4 tasks "
+         "(11.61 us), on the token row x itself: 2 (3.84 us); the MoE's expert down projections 32 for 16 experts",
          _COST + "test_l1_reuse_merges_along_n_when_rows_are_static"),
     Rule("l1-reuse-along-n-fits-l1",
          "Merged along n, a task takes only as many B blocks as fit L1 next to the A block, twice over",
