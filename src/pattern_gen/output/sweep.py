@@ -107,7 +107,7 @@ def _refused_by_a_card(cat: Catalogue, v: Variation) -> bool:
     try:
         resolve(cat, v.request())
     except PatternGenError as exc:
-        return all(p.code == "composition-refused" and " refused — " in p.message for p in exc.problems)
+        return exc.refused_by is not None
     return False
 
 

@@ -44,7 +44,8 @@ def _expand(cat: Catalogue, c: Coerced, env: dict[str, Any], values: dict[str, i
         stage_params = {k: {**c.stage_defaults.get(k, {}), **c.stage_params.get(k, {})} for k in {*c.stage_defaults, *c.stage_params}}
         return expand_skeleton(cat, skeleton, env, atom, c.params, stage_params, cat.platform(platform), values)
     except Refused as exc:
-        raise PatternGenError(Problem("composition-refused", f"{skeleton.id} + {atom.id} refused — {exc.reason}")) from None
+        raise PatternGenError(Problem("composition-refused", f"{skeleton.id} + {atom.id} refused — {exc.reason}"),
+                              refused_by=exc.card) from None
     except Unavailable as exc:
         have = [p for p, prof in sorted(cat.platforms.items()) if p != platform and _has(prof, exc.needs)]
         hint = f"; use --platform {have[0]}" if have else ""

@@ -123,11 +123,14 @@ class Problem:
 class PatternGenError(Exception):
     """Bad input: one or more problems. The CLI prints each and exits with code 2."""
 
-    def __init__(self, problems: Problem | Sequence[Problem]) -> None:
+    def __init__(self, problems: Problem | Sequence[Problem], refused_by: str | None = None) -> None:
         items = [problems] if isinstance(problems, Problem) else list(problems)
         if not items:
             raise ValueError("PatternGenError needs at least one problem")
         self.problems: list[Problem] = sorted(items, key=Problem.sort_key)
+        #: the card whose ``refuse:`` rule the request matched (the cards' own "not a kernel"), if that
+        #: is the problem: callers tell it from every other refusal by this, not by the wording
+        self.refused_by = refused_by
         super().__init__("\n".join(str(p) for p in self.problems))
 
     @property

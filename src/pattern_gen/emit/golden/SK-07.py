@@ -90,17 +90,13 @@ def golden(inputs: Mapping[str, np.ndarray], ties: dict | None = None) -> dict:
 
 
 def _choice_scores(inputs, logits):
-    """The values each choice compares, per token: (group ranks or None, eligible expert scores)."""
+    """The values each choice compares, per token, in float64: (group ranks or None, eligible expert
+    scores) — routing.py's steps, at the precision the tie bands measure in."""
+    _, choice = router_scores(logits, inputs.get("e_bias"), router=PARAMS["router"], dtype=np.float64)
     if PARAMS["router"] == "softmax":
-        z = np.exp(logits.astype(np.float64) - logits.max(axis=-1, keepdims=True))
-        return None, z / z.sum(axis=-1, keepdims=True)
-    T, E, G = logits.shape[0], DIMS["E"], DIMS["G"]
-    choice = 1.0 / (1.0 + np.exp(-logits.astype(np.float64))) + inputs["e_bias"].astype(np.float64)
-    ranks = -np.sort(-choice.reshape(T, G, E // G), axis=-1)[..., :2].sum(axis=-1)
-    keep = np.argsort(-ranks, axis=-1, kind="stable")[:, : DIMS["KG"]]
-    mask = np.zeros((T, G), bool)
-    np.put_along_axis(mask, keep, True, axis=-1)
-    return ranks, np.where(np.repeat(mask, E // G, axis=1), choice, -np.inf)
+        return None, choice
+    ranks = group_ranks(choice, DIMS["G"])
+    return ranks, eligible(choice, ranks, DIMS["KG"])
 
 
 def _near(values, k, ulps):
@@ -126,7 +122,8 @@ def _route_moves(inputs, logits, expected_y, ulps):
         alt = order[: DIMS["K"] + 1]
         alt = np.concatenate([alt[: DIMS["K"] - 1], alt[DIMS["K"] :]]).reshape(1, -1)  # the k-th swapped for the next
         base = store(_moe_sum({**inputs, "x": inputs["x"][t : t + 1]}, experts, weights), "BF16").astype(np.float64)
-        alt_w = np.take_along_axis(_unbiased(inputs, logits[t : t + 1]), alt, axis=-1)
+        unbiased, _ = router_scores(logits[t : t + 1], inputs.get("e_bias"), router=PARAMS["router"], dtype=np.float64)
+        alt_w = np.take_along_axis(unbiased, alt, axis=-1)
         if PARAMS["norm_topk_prob"]:
             alt_w = alt_w / alt_w.sum(axis=-1, keepdims=True)
         alt_w = alt_w * PARAMS["routed_scaling_factor"]
@@ -135,15 +132,6 @@ def _route_moves(inputs, logits, expected_y, ulps):
         if ranks is not None and _near(ranks[t : t + 1], DIMS["KG"], ulps)[0]:
             move[t] = np.inf  # another group eligible: any expert of it may be chosen; not checked
     return move
-
-
-def _unbiased(inputs, logits):
-    """The weights' source scores: the sigmoid (grouped) or the softmax of the logits."""
-    z = logits.astype(np.float64)
-    if PARAMS["router"] == "softmax":
-        e = np.exp(z - z.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 def _activation_moves(inputs, experts, weights, ulps):

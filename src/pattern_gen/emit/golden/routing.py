@@ -25,7 +25,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["experts_sum", "route_grouped", "route_softmax", "route_tokens", "tie_margin"]
+__all__ = [
+    "eligible",
+    "experts_sum",
+    "group_ranks",
+    "route_grouped",
+    "route_softmax",
+    "route_tokens",
+    "router_scores",
+    "tie_margin",
+]
 
 
 def _best(values: np.ndarray, k: int) -> np.ndarray:
@@ -33,25 +42,43 @@ def _best(values: np.ndarray, k: int) -> np.ndarray:
     return np.argsort(-np.asarray(values, np.float64), axis=-1, kind="stable")[..., :k]
 
 
+def router_scores(logits, bias, *, router: str, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """(the scores the weights are taken from, the values the choice compares) [T, E] from router
+    logits: sigmoid and sigmoid + bias (``grouped_sigmoid``), or the softmax twice (``softmax``);
+    in ``dtype`` (FP32 as the models; float64 for the golden's tie bands)."""
+    z = np.asarray(logits, dtype)
+    if router == "softmax":
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        probs = (e / e.sum(axis=-1, keepdims=True)).astype(dtype)
+        return probs, probs
+    scores = (dtype(1) / (dtype(1) + np.exp(-z))).astype(dtype)
+    return scores, (scores + np.asarray(bias, dtype)).astype(dtype)
+
+
+def group_ranks(choice: np.ndarray, n_group: int) -> np.ndarray:
+    """[T, n_group]: each group's rank, the sum of its two best choice values."""
+    T, E = choice.shape
+    grouped = choice.reshape(T, n_group, E // n_group)
+    two = np.take_along_axis(grouped, _best(grouped, 2), axis=-1)
+    return (two[..., 0] + two[..., 1]).astype(choice.dtype)
+
+
+def eligible(choice: np.ndarray, ranks: np.ndarray, topk_group: int) -> np.ndarray:
+    """The choice values of the experts in each token's ``topk_group`` best groups, -inf elsewhere."""
+    keep = np.zeros(ranks.shape, bool)
+    np.put_along_axis(keep, _best(ranks, topk_group), True, axis=-1)
+    return np.where(np.repeat(keep, choice.shape[-1] // ranks.shape[-1], axis=1), choice, -np.inf)
+
+
 def route_grouped(
     logits, bias, *, n_group: int, topk_group: int, top_k: int, norm_topk_prob: bool, routed_scaling_factor: float
 ):
     """DeepSeek-V3's router from FP32 logits [T, E] and the correction bias [E]: (weights [T, top_k]
     FP32, experts [T, top_k] int32), best first by biased score."""
-    logits = np.asarray(logits, np.float32)
-    T, E = logits.shape
-    if E % n_group:
-        raise ValueError(f"{E} experts do not split into {n_group} groups")
-    scores = (np.float32(1) / (np.float32(1) + np.exp(-logits))).astype(np.float32)
-    choice = scores + np.asarray(bias, np.float32)
-    per = E // n_group
-    grouped = choice.reshape(T, n_group, per)
-    two = np.take_along_axis(grouped, _best(grouped, 2), axis=-1)
-    group_rank = (two[..., 0] + two[..., 1]).astype(np.float32)
-    keep = np.zeros((T, n_group), bool)
-    np.put_along_axis(keep, _best(group_rank, topk_group), True, axis=-1)
-    masked = np.where(np.repeat(keep, per, axis=1), choice, -np.inf)
-    experts = _best(masked, top_k)
+    if np.shape(logits)[-1] % n_group:
+        raise ValueError(f"{np.shape(logits)[-1]} experts do not split into {n_group} groups")
+    scores, choice = router_scores(logits, bias, router="grouped_sigmoid")
+    experts = _best(eligible(choice, group_ranks(choice, n_group), topk_group), top_k)
     weights = np.take_along_axis(scores, experts, axis=-1)
     if norm_topk_prob:
         weights = weights / (weights.sum(axis=-1, keepdims=True, dtype=np.float32) + np.float32(1e-20))
@@ -61,9 +88,7 @@ def route_grouped(
 def route_softmax(logits, *, top_k: int, norm_topk_prob: bool):
     """Qwen3-MoE's router from FP32 logits [T, E]: (weights [T, top_k] FP32, experts [T, top_k]
     int32), best first."""
-    logits = np.asarray(logits, np.float32)
-    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    probs = (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+    probs, _ = router_scores(logits, None, router="softmax")
     experts = _best(probs, top_k)
     weights = np.take_along_axis(probs, experts, axis=-1)
     if norm_topk_prob:
