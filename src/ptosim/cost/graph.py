@@ -31,11 +31,12 @@ from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .l1_share import fitted, shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
-from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
+from .lower_cube import cube_grid, forget_plans
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups
 from .rules import Fired
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
+from .template import Lowering
 
 __all__ = ["Task", "Graph", "build_graph"]
 
@@ -291,8 +292,9 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     shared_a = shared_a_sets(groups)
     family_merge: dict[tuple[int, int], int] = {}  # the merge count a split group's first part settled on
 
-    # tasks
+    # tasks (a task of the same structure as an earlier one, in another root, is replayed: template.py)
     tasks: list[Task] = []
+    lowering = Lowering(aliases, params)
     for g in groups:
         _, pass_opts = _scope_options(record, root_info[g.root]["scope"], jit)
         if g.unit == "V":
@@ -318,10 +320,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             if len(chunks) < n:
                 fire("vec-nbuffer-merge")
             for chunk in chunks:
-                body = Body()
-                for j in chunk:
-                    lower_vec(g.ops, j * tr, min(R, (j + 1) * tr), g.grid, body, needs_out(g.gid), aliases, params,
-                              links.get(g.gid))
+                body = lowering.vec(g.ops, g.grid, chunk, needs_out(g.gid), links.get(g.gid))
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
         elif g.gid in shared_a and fitted(g.ops[0], l1n := int(_count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1), params) > 1:
@@ -360,10 +359,8 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             if len(merged) < len(units):
                 fire("cube-nbuffer-merge")
             for pairs in merged:
-                body, l1 = Body(), L1Blocks(params.l1_bytes)
-                for mi, nj in pairs:
-                    lower_cube(op, mi, nj, body, l1, aliases, params)
-                if l1.decided:
+                body, decided = lowering.cube(g.ops, pairs)
+                if decided:
                     fire("l1-keeps-first-and-last-blocks")
                 info = []
                 if l1n > 1 and len(pairs) > 1:
