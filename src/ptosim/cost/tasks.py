@@ -195,8 +195,17 @@ def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Bo
     same root that start before it ends in program order, unless such a writer already waits for it."""
     by_id = {t.id: t for t in tasks}
     first = {t.id: min(t.record_ops, default=-1) for t in tasks}
+    # the earliest first op of the later-listed tasks of each task's root: a task whose ops all come
+    # before it has no such writer, and its reads need not be looked up again (most tasks, at long T)
+    later_first: dict[int, int] = {}
+    root_min: dict[int, int] = {}
+    for t in sorted(tasks, key=lambda x: -x.id):
+        later_first[t.id] = root_min.get(t.root, 1 << 62)
+        root_min[t.root] = min(root_min.get(t.root, 1 << 62), first[t.id])
     for t in tasks:
         last = max(t.record_ops, default=-1)
+        if later_first[t.id] >= last:
+            continue
         for uid, box, _v in t.reads:
             for w in _overlapping(writers, uid, box, rows_per_bucket):
                 if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
