@@ -73,6 +73,7 @@ class _DeviceRun:
         self.remaining = len(members)
         self.ready: dict[str, list[tuple[int, int, int]]] = {"AIC": [], "AIV": [], "HUB": []}
         self.local: list[deque[tuple[int, int]]] = [deque() for _ in cpus]
+        self.queued = 0  #: tasks in the local queues (a step with none moves nothing: most steps)
         self.seq = 0
         self.last_done = start_at
         self.events: list[tuple[int, int, int, int]] = []
@@ -103,6 +104,7 @@ class _DeviceRun:
             self.left[s] -= 1
             if self.left[s] == 0:
                 self.local[cpu].append((base + cost, s))
+                self.queued += 1
         self.last_done = max(self.last_done, base + cost)
         return cost
 
@@ -111,9 +113,12 @@ class _DeviceRun:
         if now == self.last_step:
             return
         self.last_step = now
+        if not self.queued:
+            return
         for q in self.local:
             if q and q[0][0] <= now:
                 _t, tid = q.popleft()
+                self.queued -= 1
                 self._global(tid, now + 1)
 
     def run(self, pending: list[tuple[int, int]]) -> list[tuple[int, int]]:

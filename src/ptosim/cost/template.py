@@ -61,7 +61,7 @@ def structure(ops: Sequence[OpRecord]) -> tuple[Labels, tuple]:
         out = op.output
         parts.append((op.op, op.seq - seq0, ins, (label(out.uid), out.shape, out.dtype) if out is not None else None,
                       op.tile, tuple(sorted(op.cube_tile.items())) if op.cube_tile else None,
-                      tuple(sorted((k, repr(v)) for k, v in op.attrs.items()))))
+                      tuple(sorted((k, repr(v)) for k, v in op.attrs.items())) if op.attrs else ()))
     return Labels(uids, index, seq0), tuple(parts)
 
 
