@@ -80,9 +80,12 @@ def _count(setting: MergeSetting, hash_order: int, labels: list[str]) -> tuple[i
 
 def _roots(ops: list[OpRecord]) -> list[list[OpRecord]]:
     roots: list[list[OpRecord]] = []
-    key = None
+    key = k = None
+    loops: object = None
     for op in ops:
-        k = tuple(f.pass_key for f in op.loops)
+        if op.loops is not loops or not roots:  # ops of one iteration share their frames: their key is worked out once
+            loops = op.loops
+            k = tuple(f.pass_key for f in loops)
         if not roots or k != key:
             roots.append([])
             key = k

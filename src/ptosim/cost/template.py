@@ -174,6 +174,7 @@ class Lowering:
         self.replay = REPLAY
         self.templates: dict[tuple, Template | None] = {}
         self._last: tuple = (None, None, None)  #: (ops, labels, structure): a group's chunks come in a row
+        self._vec_base: tuple = (None, None)  #: (ops, the vector key but for the chunk)
         self.replayed = self.lowered = 0
 
     def _structure(self, ops: Sequence[OpRecord]) -> tuple[Labels, tuple]:
@@ -186,9 +187,12 @@ class Lowering:
         """The body of the row blocks ``chunk`` of vector ops ``ops`` (graph.py's merged AIV task)."""
         labels, struct = self._structure(ops)
         R, tr = grid[0], grid[1]
-        rel = _links(links, labels)
-        outs = tuple(o.output is not None and needs_out(o.output.uid) for o in ops)
-        key = None if rel is None else ("V", struct, grid, tuple(chunk), outs, rel)
+        if self._vec_base[0] is not ops:  # what the key takes of the group: the same for all its chunks
+            rel = _links(links, labels)
+            outs = tuple(o.output is not None and needs_out(o.output.uid) for o in ops)
+            self._vec_base = (ops, None if rel is None else ("V", struct, grid, outs, rel))
+        base = self._vec_base[1]
+        key = None if base is None else (*base, tuple(chunk))
 
         def lower(resolve: Any) -> tuple[Body, Any]:
             body = Body()
