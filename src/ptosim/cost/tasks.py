@@ -179,10 +179,13 @@ def dependencies(tasks: list[Task], aliases: Aliases, fire: Fire = ignore) -> No
                     # for this task alone (rule write-supersedes-covered-write: PyPTO 0.2.0 chains the fused
                     # pre-attention's per-token cache scatters, and the attention waits for the last one only)
                     entries = writers[base][k]
-                    kept = [(b, w) for b, w in entries if not (w in t.preds and _within(b, bbox))]
-                    if len(kept) < len(entries):
-                        fire("write-supersedes-covered-write")
-                    entries[:] = kept
+                    if entries and t.preds:  # an earlier box inside bbox, inlined: once per bucket of every write
+                        preds, (r0, r1, c0, c1) = t.preds, bbox
+                        kept = [(b, w) for b, w in entries
+                                if not (w in preds and r0 <= b[0] and b[1] <= r1 and c0 <= b[2] and b[3] <= c1)]
+                        if len(kept) < len(entries):
+                            fire("write-supersedes-covered-write")
+                            entries[:] = kept
                     entries.append((bbox, t.id))
     _later_writers(tasks, writers, rows_per_bucket, fire)
 
@@ -212,11 +215,6 @@ def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Bo
                         and not _waits_for(by_id, w, t.id)):
                     fire("later-listed-writer-edge")
                     t.preds.add(w)
-
-
-def _within(a: Box, b: Box) -> bool:
-    """Whether box ``a`` lies inside box ``b``."""
-    return b[0] <= a[0] and a[1] <= b[1] and b[2] <= a[2] and a[3] <= b[3]
 
 
 def _buckets(box: Box, rows: int) -> range:
