@@ -103,10 +103,14 @@ class _DeviceRun:
             cost += self.p.cost.sched.resolve_cycles
             self.left[s] -= 1
             if self.left[s] == 0:
-                self.local[cpu].append((base + cost, s))
-                self.queued += 1
+                self.enqueue(cpu, base + cost, s)
         self.last_done = max(self.last_done, base + cost)
         return cost
+
+    def enqueue(self, cpu: int, at: int, tid: int) -> None:
+        """Task ``tid`` enters scheduler ``cpu``'s local queue, resolved at cycle ``at``."""
+        self.local[cpu].append((at, tid))
+        self.queued += 1
 
     def step(self, now: int) -> None:
         """A device step: one task per local queue moves to the global queue (visible next step)."""
