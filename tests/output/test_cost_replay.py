@@ -74,10 +74,13 @@ def test_replay_falls_back_when_the_answers_differ_in_pattern():
         def resolve(self, uid, box, shape=None):
             return (99, box, False, True)
 
+        def canon(self, uid, box, shape):
+            return box
+
     labels = template.Labels([20, 21], {20: 0, 21: 1}, 5)
     assert template.replay(tpl, labels, Same()) is None
 
-    class Apart:
+    class Apart(Same):
         def resolve(self, uid, box, shape=None):
             return (uid + 100, box, True, True)
 

@@ -125,31 +125,31 @@ def replay(tpl: Template, labels: Labels, aliases: Aliases) -> Body | None:
     """The body lowering would make for ops labelled ``labels`` of the template's structure, or None
     when the answers do not have the template's equality pattern (then lower the task itself)."""
     uids = labels.uids
-    answers = [aliases.resolve(uids[lab], box, shape) if kind == 0 else aliases.canon(uids[lab], box, shape)
-               for kind, lab, box, shape in tpl.calls]
-    new = _blocks(tpl.calls, answers)
-    if new is None:
-        return None
-    fwd: dict[tuple[int, Box], tuple[int, Box]] = {}
+    resolve, canon = aliases.resolve, aliases.canon
+    new: dict[tuple[int, Box], Any] = {}  # the replay's block -> its one answer
+    fwd: dict[tuple[int, Box], tuple[int, Box]] = {}  # template block -> replay block, one to one
     back: dict[tuple[int, Box], tuple[int, Box]] = {}
-    for (kind, *_r), old, ans in zip(tpl.calls, tpl.answers, answers):
-        if kind == 0:
-            a, b = (old[0], old[1]), (ans[0], ans[1])
-            if fwd.setdefault(a, b) != b or back.setdefault(b, a) != a:
-                return None
+    boxes = []  # the canon answers, in order: the writes' boxes
+    for (kind, lab, box, shape), old in zip(tpl.calls, tpl.answers):
+        if kind == 1:
+            boxes.append(canon(uids[lab], box, shape))
+            continue
+        ans = resolve(uids[lab], box, shape)
+        a, b = (old[0], old[1]), (ans[0], ans[1])
+        if new.setdefault(b, ans) != ans or fwd.setdefault(a, b) != b or back.setdefault(b, a) != a:
+            return None
     ops = list(tpl.ops)
     for i in tpl.gm_ops:
         op = ops[i]
         ans = new[fwd[(op.gm[0], op.gm[1])]]
         ops[i] = TileOp(op.name, op.pipe, op.cycles, op.deps, op.shape, op.nbytes, (ans[0], ans[1], ans[3]))
-    body = Body(ops=ops)
+    reads = []
     for base, box, _v in tpl.reads:
         ans = new[fwd[(base, box)]]
-        body.reads.append((ans[0], ans[1], ans[2]))
-    canon = [ans for (kind, *_r), ans in zip(tpl.calls, answers) if kind == 1]
-    body.writes = [(uids[lab], box) for lab, box in zip(tpl.writes_uid, canon)]
-    body.record_ops = [s + labels.seq0 for s in tpl.record_ops]
-    return body
+        reads.append((ans[0], ans[1], ans[2]))
+    seq0 = labels.seq0
+    return Body(ops=ops, reads=reads, writes=[(uids[lab], box) for lab, box in zip(tpl.writes_uid, boxes)],
+                record_ops=[s + seq0 for s in tpl.record_ops])
 
 
 def _links(links: Mapping[int, tuple[int, int]] | None, labels: Labels) -> tuple | None:
