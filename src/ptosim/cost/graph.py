@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
@@ -107,8 +106,13 @@ class Group:
     named: str = ""  #: a label the group takes from elsewhere (a copied view: its reshape's)
     family: tuple[int, int] = (-1, -1)  #: shared by the parts of a vector group split for the UB (one hash group in PyPTO)
 
-    @cached_property  # asked once per task; the ops of a group do not change once it is made
-    def label(self) -> str:
+    def __post_init__(self) -> None:
+        # worked out once (asked per task); the ops of a group do not change once it is made. Plain
+        # attributes, not cached_property, whose lock cost ~4 % of a long estimate (Python 3.11)
+        self.label: str = self._label()
+        self.labels: list[str] = sorted({o.label for o in self.ops if o.label})
+
+    def _label(self) -> str:
         # the label most of its ops carry, the later one on a tie (PyPTO's swimlane: the last block's
         # o update + o / l + cast is "finalize_store", the rescale with o·α is "softmax.rescale")
         if self.named:
@@ -118,10 +122,6 @@ class Group:
             return ""
         n = Counter(labels)
         return max(reversed(labels), key=lambda lab: n[lab])
-
-    @cached_property
-    def labels(self) -> list[str]:
-        return sorted({o.label for o in self.ops if o.label})
 
 
 def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: CostParams) -> int:
