@@ -8,7 +8,7 @@ measured in the same run:
 
 * ``--against REV``: the same case estimated by ptosim as of git revision REV (its ``src/ptosim``
   extracted with ``git archive`` to a temporary folder; nothing in the work tree changes). The
-  ratio is old time / new time, and ``same`` says whether the estimates agree bit for bit
+  ratio is old time / new time (wall, and process CPU time: steadier on a shared machine), and ``same`` says whether the estimates agree bit for bit
   (end-to-end cycles and µs, task counts, per-label µs and task counts).
 * without it, the ratio is each case's time over the first case's (the reference case).
 
@@ -75,12 +75,14 @@ def child(folder: str, T: int) -> None:
     record = getattr(kernel, _kernel_attr(kernel)).last_record
     t1 = time.perf_counter()
     rss0 = _rss_mb()
+    c1 = time.process_time()
     est = cost.estimate(record)
     s = est.summary()
     t2 = time.perf_counter()
+    c2 = time.process_time()
     keep = {k: s[k] for k in ("e2e_us", "cycles", "tasks", "tasks_by_kind", "device_tasks", "roots", "per_label_us",
                               "per_label_tasks", "per_path_us", "l2", "utilization")}
-    print(json.dumps({"record_s": t1 - t0, "est_s": t2 - t1, "rss0_mb": rss0, "rss_mb": _rss_mb(), "summary": keep}))
+    print(json.dumps({"record_s": t1 - t0, "est_s": t2 - t1, "est_cpu_s": c2 - c1, "rss0_mb": rss0, "rss_mb": _rss_mb(), "summary": keep}))
 
 
 def run_case(folder: Path, T: int, src: Path | None) -> dict:
@@ -123,8 +125,8 @@ def main() -> int:
     saved = json.loads(Path(args.check).read_text()) if args.check else {}
     results: dict[str, dict] = {}
     ref = None
-    print(f"{'case':<14}{'T':>6}{'record s':>10}{'est s':>9}{'est MB':>8}{'peak MB':>9}"
-          + (f"{'old s':>9}{'old MB':>8}{'old/new':>9}{'same':>6}" if old else f"{'ratio':>8}")
+    print(f"{'case':<14}{'T':>6}{'record s':>10}{'est s':>9}{'cpu s':>8}{'est MB':>8}{'peak MB':>9}"
+          + (f"{'old s':>9}{'old cpu':>8}{'old MB':>8}{'old/new':>9}{'cpu o/n':>8}{'same':>6}" if old else f"{'ratio':>8}")
           + (f"{'saved':>7}" if saved else "") + "  e2e µs / tasks", flush=True)
     bad = 0
     for name, skeleton, atom, dims, case_ts in CASES:
@@ -135,13 +137,14 @@ def main() -> int:
             key = f"{name}@T{T}"
             new = run_case(folder, T, None)
             results[key] = new["summary"]
-            line = (f"{name:<14}{T:>6}{new['record_s']:>10.2f}{new['est_s']:>9.2f}"
+            line = (f"{name:<14}{T:>6}{new['record_s']:>10.2f}{new['est_s']:>9.2f}{new['est_cpu_s']:>8.2f}"
                     f"{new['rss_mb'] - new['rss0_mb']:>8.0f}{new['rss_mb']:>9.0f}")
             if old:
                 o = run_case(folder, T, old)
                 same = o["summary"] == new["summary"]
                 bad += not same
-                line += (f"{o['est_s']:>9.2f}{o['rss_mb'] - o['rss0_mb']:>8.0f}{o['est_s'] / max(new['est_s'], 1e-9):>9.2f}"
+                line += (f"{o['est_s']:>9.2f}{o['est_cpu_s']:>8.2f}{o['rss_mb'] - o['rss0_mb']:>8.0f}"
+                         f"{o['est_s'] / max(new['est_s'], 1e-9):>9.2f}{o['est_cpu_s'] / max(new['est_cpu_s'], 1e-9):>8.2f}"
                          f"{'yes' if same else 'NO':>6}")
             else:
                 ref = ref or new["est_s"]

@@ -703,7 +703,8 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
             tasks.append(t)
         cpus = _owners(prof.aic, prof.aiv, cp.cost.sched.aicpu_count)
         dev = _DeviceRun(tasks, [0], cpus, cp, 0, 0)
-        dev.local[1].extend((0, i) for i in range(1, 6))  # a backlog another scheduler resolved
+        for i in range(1, 6):  # a backlog another scheduler resolved
+            dev.enqueue(1, 0, i)
         dev.dispatch(0, 0)
         start = tasks[0].start
         while dev.events and dev.events[0][0] <= start + 8:

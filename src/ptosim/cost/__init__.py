@@ -6,7 +6,8 @@
     ptosim.cost.write_trace(kernel.last_record, "trace.json")   # Chrome Trace Event JSON (Perfetto)
 
 How it works (details in the modules): the recorded ops are grouped per root (loop-body
-instance) into PyPTO-like tasks (``graph``, ``tasks``), lowered to tile ops (``lower``) priced by PyPTO's
+instance) into PyPTO-like tasks (``graph``, ``tasks``), lowered to tile ops (``lower``; a task shaped like an
+earlier one is replayed from its ``template``) priced by PyPTO's
 level-1 latency fit (``latency``), run on a per-pipe core model with an L2 cache (``core``) and
 scheduled on the profile's cores by a model of PyPTO's AICPU schedulers (``schedule``). Every
 coefficient is data in the profile's ``cost:`` section (``params``). ``trace`` writes the timeline

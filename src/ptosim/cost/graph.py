@@ -24,19 +24,19 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .l1_share import fitted, shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
-from .lower_cube import L1Blocks, cube_grid, forget_plans, lower_cube
+from .lower_cube import cube_grid, forget_plans
 from .params import CostParams
 from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups,
                         vector_results)
 from .rules import Fired
 from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
+from .template import Lowering
 
 __all__ = ["Task", "Graph", "build_graph"]
 
@@ -80,9 +80,12 @@ def _count(setting: MergeSetting, hash_order: int, labels: list[str]) -> tuple[i
 
 def _roots(ops: list[OpRecord]) -> list[list[OpRecord]]:
     roots: list[list[OpRecord]] = []
-    key = None
+    key = k = None
+    loops: object = None
     for op in ops:
-        k = tuple(f.pass_key for f in op.loops)
+        if op.loops is not loops or not roots:  # ops of one iteration share their frames: their key is worked out once
+            loops = op.loops
+            k = tuple(f.pass_key for f in loops)
         if not roots or k != key:
             roots.append([])
             key = k
@@ -104,8 +107,13 @@ class Group:
     named: str = ""  #: a label the group takes from elsewhere (a copied view: its reshape's)
     family: tuple[int, int] = (-1, -1)  #: shared by the parts of a vector group split for the UB (one hash group in PyPTO)
 
-    @cached_property  # asked once per task; the ops of a group do not change once it is made
-    def label(self) -> str:
+    def __post_init__(self) -> None:
+        # worked out once (asked per task); the ops of a group do not change once it is made. Plain
+        # attributes, not cached_property, whose lock cost ~4 % of a long estimate (Python 3.11)
+        self.label: str = self._label()
+        self.labels: list[str] = sorted({o.label for o in self.ops if o.label})
+
+    def _label(self) -> str:
         # the label most of its ops carry, the later one on a tie (PyPTO's swimlane: the last block's
         # o update + o / l + cast is "finalize_store", the rescale with o·α is "softmax.rescale")
         if self.named:
@@ -115,10 +123,6 @@ class Group:
             return ""
         n = Counter(labels)
         return max(reversed(labels), key=lambda lab: n[lab])
-
-    @cached_property
-    def labels(self) -> list[str]:
-        return sorted({o.label for o in self.ops if o.label})
 
 
 def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: CostParams) -> int:
@@ -293,8 +297,9 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     shared_a = shared_a_sets(groups)
     family_merge: dict[tuple[int, int], int] = {}  # the merge count a split group's first part settled on
 
-    # tasks
+    # tasks (a task of the same structure as an earlier one, in another root, is replayed: template.py)
     tasks: list[Task] = []
+    lowering = Lowering(aliases, params)
     for g in groups:
         _, pass_opts = _scope_options(record, root_info[g.root]["scope"], jit)
         if g.unit == "V":
@@ -320,10 +325,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             if len(chunks) < n:
                 fire("vec-nbuffer-merge")
             for chunk in chunks:
-                body = Body()
-                for j in chunk:
-                    lower_vec(g.ops, j * tr, min(R, (j + 1) * tr), g.grid, body, needs_out(g.gid), aliases, params,
-                              links.get(g.gid))
+                body = lowering.vec(g.ops, g.grid, chunk, needs_out(g.gid), links.get(g.gid))
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
         elif g.gid in shared_a and fitted(g.ops[0], l1n := int(_count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1), params) > 1:
@@ -364,10 +366,8 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             if len(merged) < len(units):
                 fire("cube-nbuffer-merge")
             for pairs in merged:
-                body, l1 = Body(), L1Blocks(params.l1_bytes)
-                for mi, nj in pairs:
-                    lower_cube(op, mi, nj, body, l1, aliases, params)
-                if l1.decided:
+                body, decided = lowering.cube(g.ops, pairs)
+                if decided:
                     fire("l1-keeps-first-and-last-blocks")
                 info = []
                 if l1n > 1 and len(pairs) > 1:

@@ -133,9 +133,14 @@ def canonical_box(resolve: Resolver, ref: TensorRef, box: Box) -> Box:
 _GRIDS: dict[int, tuple[OpRecord, tuple[int, int, int, int]]] = {}
 
 
+#: (operand shapes, output shape, tile) -> grid: a loop body's ops repeat the same few of these
+_GRIDS_BY_SHAPE: dict[tuple, tuple[int, int, int, int]] = {}
+
+
 def forget_grids() -> None:
     """Drop the vec_grid cache (build_graph does, when done, so no record outlives its estimate)."""
     _GRIDS.clear()
+    _GRIDS_BY_SHAPE.clear()
 
 
 def vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
@@ -143,7 +148,12 @@ def vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
     hit = _GRIDS.get(id(op))
     if hit is not None and hit[0] is op:
         return hit[1]
-    grid = _vec_grid(op)
+    out = op.output
+    key = (tuple(tuple(t.shape) for t in op.inputs), tuple(out.shape) if out is not None else None,
+           tuple(op.tile) if op.tile is not None else None)
+    grid = _GRIDS_BY_SHAPE.get(key)
+    if grid is None:
+        grid = _GRIDS_BY_SHAPE[key] = _vec_grid(op)
     _GRIDS[id(op)] = (op, grid)
     return grid
 

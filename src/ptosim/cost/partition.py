@@ -57,20 +57,22 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) 
     reread = {t.uid for x in root_ops if x.op != "assemble" for t in x.inputs}
     stitched: set[int] = set()  # uids holding pieces joined that way (and their reshapes, assembles)
     for o in root_ops:
-        d = max((depth.get(t.uid, 0) for t in o.inputs), default=0)
+        d = 0
+        for t in o.inputs:  # the deepest input (a loop: this runs for every op of every root)
+            d = max(d, depth.get(t.uid, 0))
         # a [rows, 1] column broadcast along the rows of a wider operand is a per-row scalar, no strided
         # op (rule column-broadcast-joins: the MoE's expert output times its routing column)
-        on_strided = any(t.uid in strided for t in o.inputs)
+        on_strided = bool(strided) and any(t.uid in strided for t in o.inputs)
         if on_strided and o.output is not None and o.output.shape and o.output.shape[-1] > 1:
             fire("column-broadcast-joins")
             on_strided = False
-        alone = o.unit == "V" and (on_strided or _half_times_broadcast(o, halves))
+        alone = o.unit == "V" and (on_strided or (bool(halves) and _half_times_broadcast(o, halves)))
         if alone:
             fire("strided-view-op-alone")
         if o.unit == "V" and not alone:
             # an op joining the reads of two kernel arguments (add_residual's x + residual) leaves each
             # read (and its cast) a task of its own in PyPTO 0.2.0 (rule two-argument-reads-alone)
-            reads = {t.uid for t in o.inputs if t.uid in read_of}
+            reads = {t.uid for t in o.inputs if t.uid in read_of} if read_of else set()
             if len({read_of[u] for u in reads}) < 2:
                 reads = set()
             elif any(t.uid in reads and t.uid in chain for t in o.inputs):

@@ -73,6 +73,7 @@ class _DeviceRun:
         self.remaining = len(members)
         self.ready: dict[str, list[tuple[int, int, int]]] = {"AIC": [], "AIV": [], "HUB": []}
         self.local: list[deque[tuple[int, int]]] = [deque() for _ in cpus]
+        self.queued = 0  #: tasks in the local queues (a step with none moves nothing: most steps)
         self.seq = 0
         self.last_done = start_at
         self.events: list[tuple[int, int, int, int]] = []
@@ -102,18 +103,26 @@ class _DeviceRun:
             cost += self.p.cost.sched.resolve_cycles
             self.left[s] -= 1
             if self.left[s] == 0:
-                self.local[cpu].append((base + cost, s))
+                self.enqueue(cpu, base + cost, s)
         self.last_done = max(self.last_done, base + cost)
         return cost
+
+    def enqueue(self, cpu: int, at: int, tid: int) -> None:
+        """Task ``tid`` enters scheduler ``cpu``'s local queue, resolved at cycle ``at``."""
+        self.local[cpu].append((at, tid))
+        self.queued += 1
 
     def step(self, now: int) -> None:
         """A device step: one task per local queue moves to the global queue (visible next step)."""
         if now == self.last_step:
             return
         self.last_step = now
+        if not self.queued:
+            return
         for q in self.local:
             if q and q[0][0] <= now:
                 _t, tid = q.popleft()
+                self.queued -= 1
                 self._global(tid, now + 1)
 
     def run(self, pending: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -131,7 +140,8 @@ class _DeviceRun:
                 # a step asked for at a poll (payload: the poll's time) happens only if no other step
                 # came in between: PyPTO keeps one "next cycle", and later steps do not ask again
                 if x < 0 or self.last_step <= x:
-                    self.step(now)
+                    if now != self.last_step:  # step() would return at once: most ticks
+                        self.step(now)
                 else:
                     self.applied.add("one-next-cycle")
                 continue
@@ -199,8 +209,12 @@ class _DeviceRun:
                 self.push(task.start + i, _TICK, -1)
             if starts:
                 self.applied.add("task-start-steps")
+            # push() inlined (the same events in the same order): a task asks up to ~64 steps
+            events, start, eseq = self.events, task.start, self.eseq
             for op_end in self._tick_ends(task.op_times):
-                self.push(task.start + op_end, _TICK, -1)
+                heapq.heappush(events, (start + op_end, _TICK, eseq, -1))
+                eseq += 1
+            self.eseq = eseq
             self.push(task.end, _TICK, -1)
         return t + sc if sc else t + 1
 

@@ -179,10 +179,13 @@ def dependencies(tasks: list[Task], aliases: Aliases, fire: Fire = ignore) -> No
                     # for this task alone (rule write-supersedes-covered-write: PyPTO 0.2.0 chains the fused
                     # pre-attention's per-token cache scatters, and the attention waits for the last one only)
                     entries = writers[base][k]
-                    kept = [(b, w) for b, w in entries if not (w in t.preds and _within(b, bbox))]
-                    if len(kept) < len(entries):
-                        fire("write-supersedes-covered-write")
-                    entries[:] = kept
+                    if entries and t.preds:  # an earlier box inside bbox, inlined: once per bucket of every write
+                        preds, (r0, r1, c0, c1) = t.preds, bbox
+                        kept = [(b, w) for b, w in entries
+                                if not (w in preds and r0 <= b[0] and b[1] <= r1 and c0 <= b[2] and b[3] <= c1)]
+                        if len(kept) < len(entries):
+                            fire("write-supersedes-covered-write")
+                            entries[:] = kept
                     entries.append((bbox, t.id))
     _later_writers(tasks, writers, rows_per_bucket, fire)
 
@@ -195,19 +198,23 @@ def _later_writers(tasks: list[Task], writers: dict[int, dict[int, list[tuple[Bo
     same root that start before it ends in program order, unless such a writer already waits for it."""
     by_id = {t.id: t for t in tasks}
     first = {t.id: min(t.record_ops, default=-1) for t in tasks}
+    # the earliest first op of the later-listed tasks of each task's root: a task whose ops all come
+    # before it has no such writer, and its reads need not be looked up again (most tasks, at long T)
+    later_first: dict[int, int] = {}
+    root_min: dict[int, int] = {}
+    for t in sorted(tasks, key=lambda x: -x.id):
+        later_first[t.id] = root_min.get(t.root, 1 << 62)
+        root_min[t.root] = min(root_min.get(t.root, 1 << 62), first[t.id])
     for t in tasks:
         last = max(t.record_ops, default=-1)
+        if later_first[t.id] >= last:
+            continue
         for uid, box, _v in t.reads:
             for w in _overlapping(writers, uid, box, rows_per_bucket):
                 if (w > t.id and w not in t.preds and by_id[w].root == t.root and first[w] < last
                         and not _waits_for(by_id, w, t.id)):
                     fire("later-listed-writer-edge")
                     t.preds.add(w)
-
-
-def _within(a: Box, b: Box) -> bool:
-    """Whether box ``a`` lies inside box ``b``."""
-    return b[0] <= a[0] and a[1] <= b[1] and b[2] <= a[2] and a[3] <= b[3]
 
 
 def _buckets(box: Box, rows: int) -> range:
