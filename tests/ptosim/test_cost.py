@@ -988,8 +988,8 @@ def _split_k_matmul(K: int, N: int, T: int, *, split_k: bool = True):
             pypto.assemble(pypto.matmul(xt, w, FP32), [off, 0], y)
 
     rng = np.random.default_rng(0)
-    bf = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
-    split_k_cost(bf(T, K), bf(K, N), np.zeros((T, N), np.float32))
+    x, w = (rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16) for s in ((T, K), (K, N)))
+    split_k_cost(x, w, np.zeros((T, N), np.float32))
     return estimate(split_k_cost.last_record)
 
 
