@@ -1,6 +1,7 @@
 """Lowering of a matmul record to the cube tile ops of one ``mL0 x nL0`` output tile: per ``kL1``
 chunk COPY_IN of the A and B blocks, per ``kL0`` step L1->L0A / L1->L0B and the CUBE op, COPY_OUT
-of L0C at the end (split out of ``lower``, which lowers the vector ops)."""
+of L0C at the end (split out of ``lower``, which lowers the vector ops). A split-K matmul
+(``enable_split_k``) runs per kL1 chunk instead, its partials summed by an AIV task: ``split_k_bodies``."""
 
 from __future__ import annotations
 
