@@ -223,6 +223,7 @@ def matmul(
         out_dtype=out_dt.short,
         a_trans=a_trans,
         b_trans=b_trans,
+        **({"split_k": True} if machine.tile.split_k else {}),  # only then: every other record stays as it was
     )
     return out
 

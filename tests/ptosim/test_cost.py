@@ -994,3 +994,40 @@ def test_column_broadcast_joins_its_producer():
     est = estimate(run_ops.last_kernel.last_record)
     assert sum(1 for t in est.work_tasks if t.kind == "AIV") == 2  # the routing columns' task, then the sums
     assert "column-broadcast-joins" in est.rules_fired
+
+
+def _split_k_matmul(K: int, N: int, T: int, *, split_k: bool = True):
+    """x [T, K] @ w [K, N] -> FP32 in 16-row token blocks, split-K cube tiles and n-buffer 4 (SK-03's mhc_pre)."""
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128}, pass_options={"cube_nbuffer_setting": {-1: 4}})
+    def split_k_cost(x: pypto.Tensor[[pypto.DYNAMIC, K], BF16], w: pypto.Tensor[[K, N], BF16],
+                     y: pypto.Tensor[[pypto.DYNAMIC, N], FP32]):
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[16]):
+            xt = pypto.view(x, [tile, K], [off, 0])
+            pypto.set_semantic_label("linear")
+            pypto.set_cube_tile_shapes([16, 16], [256, 1024], [128, 128], enable_split_k=split_k)
+            pypto.assemble(pypto.matmul(xt, w, FP32), [off, 0], y)
+
+    rng = np.random.default_rng(0)
+    x, w = (rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16) for s in ((T, K), (K, N)))
+    split_k_cost(x, w, np.zeros((T, N), np.float32))
+    return estimate(split_k_cost.last_record)
+
+
+def test_split_k_matmul_sums_its_partials_on_aiv():
+    """Split K: one cube unit per kL1 chunk (28 for K = 28672), 4 a task under n-buffer 4, then one AIV task
+    that copies in the 28 [16, 24] FP32 partials, adds them and copies the sum out, waiting for all 7 cube
+    tasks: PyPTO 0.2.0's swimlane of the mhc_pre norm + linear at T=16 (the sum task 40229 cycles)."""
+    est = _split_k_matmul(28672, 24, 16)
+    aic = [t for t in est.work_tasks if t.kind == "AIC"]
+    aiv = [t for t in est.work_tasks if t.kind == "AIV"]
+    assert len(aic) == 7 and all(len(t.instances) == 4 for t in aic)
+    assert len(aiv) == 1 and aiv[0].preds == {t.id for t in aic}
+    assert Counter(op.name for op in aiv[0].ops) == {"COPY_IN": 28, "ADD": 27, "COPY_OUT": 1}
+    assert aiv[0].duration == 40229
+    assert Counter(op.name for op in aic[0].ops)["COPY_OUT"] == 4  # each chunk's partial to the workspace
+    assert "split-k-partials-summed-on-aiv" in est.rules_fired
+    # two token blocks: each its own 7 + 1; without split-K one cube task per block, the K loop inside
+    assert Counter(t.kind for t in _split_k_matmul(28672, 24, 32).work_tasks) == {"AIC": 14, "AIV": 2}
+    plain = _split_k_matmul(28672, 24, 16, split_k=False)
+    assert [t.kind for t in plain.work_tasks] == ["AIC"] and "split-k-partials-summed-on-aiv" not in plain.rules_fired

@@ -30,7 +30,7 @@ from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .l1_share import fitted, shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
-from .lower_cube import cube_grid, forget_plans
+from .lower_cube import cube_grid, forget_plans, split_k_bodies
 from .params import CostParams
 from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups,
                         vector_results)
@@ -328,6 +328,10 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                 body = lowering.vec(g.ops, g.grid, chunk, needs_out(g.gid), links.get(g.gid))
                 tasks.append(_task(len(tasks), "AIV", g, body, tuple(chunk),
                                    f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""))
+        elif g.ops[0].attrs.get("split_k"):  # its own task structure: rule split-k-partials-summed-on-aiv
+            nbn = _count(pass_opts.cube_nbuffer_setting, g.hash_order, g.labels)[0]
+            for kind, body, units, info in split_k_bodies(g.ops[0], max(1, int(nbn or 1)), aliases, params, fire):
+                tasks.append(_task(len(tasks), kind, g, body, units, info))
         elif g.gid in shared_a and fitted(g.ops[0], l1n := int(_count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1), params) > 1:
             share = shared_a[g.gid]
             if share.gids[0] == g.gid:  # the set's first group lays out the whole set's tasks

@@ -1,9 +1,11 @@
 """Lowering of a matmul record to the cube tile ops of one ``mL0 x nL0`` output tile: per ``kL1``
 chunk COPY_IN of the A and B blocks, per ``kL0`` step L1->L0A / L1->L0B and the CUBE op, COPY_OUT
-of L0C at the end (split out of ``lower``, which lowers the vector ops)."""
+of L0C at the end (split out of ``lower``, which lowers the vector ops). A split-K matmul
+(``enable_split_k``) runs per kL1 chunk instead, its partials summed by an AIV task: ``split_k_bodies``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -11,8 +13,10 @@ from ..record import OpRecord
 from .latency import copy_in_cycles, tileop_cycles
 from .lower import Body, Box, Resolver, TileOp, box_shape, canonical_box, nbytes_of, rows_cols, shared_op
 from .params import CostParams
+from .rules import Fire
 
-__all__ = ["cube_grid", "L1Blocks", "lower_cube", "forget_plans"]
+__all__ = ["cube_grid", "L1Blocks", "lower_cube", "forget_plans", "split_k_chunks", "partial_uid", "partial_box",
+           "lower_split_k_sum", "split_k_bodies"]
 
 
 def cube_grid(op: OpRecord) -> tuple[int, int, int, int]:
@@ -103,19 +107,45 @@ def _cube_plan(op: OpRecord) -> tuple:
     return plan
 
 
-def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams) -> None:
-    """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``."""
+def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve: Resolver, params: CostParams,
+               chunk: int | None = None) -> None:
+    """Append the cube task of output tile (mi, nj) of matmul ``op`` to ``body``; with ``chunk``, only
+    that kL1 chunk of the K loop, its partial sum copied out to the split-K workspace (rule
+    split-k-partials-summed-on-aiv)."""
     body.record_ops.append(op.seq)
+    n, k, _at, _bt, mt, nt, _kl0, kl1, rows, _ab, _bb, acc, _af, _bf, _g = _cube_plan(op)
+    m0, n0 = mi * mt, nj * nt
+    m_rows, n_cols = max(1, min(mt, rows - m0)), max(1, min(nt, n - n0))
+    k0, k1 = (0, k) if chunk is None else (chunk * kl1, min(k, (chunk + 1) * kl1))
+    prev_mul = _k_loop(op, m0, m_rows, n0, n_cols, k0, k1, body, l1, resolve, params)
+    if chunk is not None:
+        box = partial_box(op, mi, nj, chunk)
+        body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), (m_rows, n_cols)], acc, 4,
+                                                             params),
+                        (prev_mul,), (m_rows, n_cols), m_rows * n_cols * 4, (partial_uid(op), box, True)))
+        body.writes.append((partial_uid(op), box))
+        return
+    out = op.output
+    if out is None:
+        return
+    box = (m0, m0 + m_rows, n0, n0 + n_cols)
+    base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
+    full = rows_cols(out.shape)
+    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
+                    (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable)))
+    body.writes.append((out.uid, canonical_box(resolve, out, box)))
+
+
+def _k_loop(op: OpRecord, m0: int, m_rows: int, n0: int, n_cols: int, k0: int, k1: int, body: Body, l1: L1Blocks,
+            resolve: Resolver, params: CostParams) -> int:
+    """The K loop over [k0, k1) of one output tile: per kL1 chunk the A and B copy-ins (or their L1 copies),
+    per kL0 step the L0 loads and the multiply; the index of the last multiply."""
     a, b = op.inputs[0], op.inputs[1]
-    n, k, a_trans, b_trans, mt, nt, kl0, kl1, rows, ab, bb, acc, a_full, b_full, gap_names = _cube_plan(op)
-    m0 = mi * mt
-    m_rows = max(1, min(mt, rows - m0))
-    n0 = nj * nt
-    n_cols = max(1, min(nt, n - n0))
+    _n, _k, a_trans, b_trans, _mt, _nt, kl0, kl1, _rows, ab, bb, _acc, a_full, b_full, gap_names = _cube_plan(op)
     prev_mul = -1
     first = True
-    for c0 in range(0, k, kl1):
-        kc = min(kl1, k - c0)
+    for c0 in range(k0, k1, kl1):
+        kc = min(kl1, k1 - c0)
         a_box: Box = (c0, c0 + kc, m0, m0 + m_rows) if a_trans else (m0, m0 + m_rows, c0, c0 + kc)
         b_box: Box = (n0, n0 + n_cols, c0, c0 + kc) if b_trans else (c0, c0 + kc, n0, n0 + n_cols)
         idx = {}
@@ -145,12 +175,77 @@ def lower_cube(op: OpRecord, mi: int, nj: int, body: Body, l1: L1Blocks, resolve
             put(shared_op("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc, deps, (m_rows, n_cols),
                           m_rows * n_cols * 4))
             first = False
+    return prev_mul
+
+
+# --- split K -------------------------------------------------------------------------------------
+
+
+def split_k_chunks(op: OpRecord) -> int:
+    """How many partial sums a split-K matmul makes per output tile: one per kL1 chunk of K."""
+    k, kl1 = _cube_plan(op)[1], _cube_plan(op)[7]
+    return -(-k // max(1, kl1))
+
+
+def partial_uid(op: OpRecord) -> int:
+    """The split-K workspace of ``op``'s partial sums: a GM tensor of the compiler's own, not recorded (a
+    negative uid, unique per matmul, so the partials' writes and reads make the edges)."""
+    return -1 - op.seq
+
+
+def partial_box(op: OpRecord, mi: int, nj: int, chunk: int) -> Box:
+    """Where partial ``chunk`` of output tile (mi, nj) lies in the workspace: the chunks stacked by rows."""
+    n, _k, _at, _bt, mt, nt, _kl0, _kl1, rows, *_ = _cube_plan(op)
+    r0, c0 = chunk * rows + mi * mt, nj * nt
+    return (r0, r0 + max(1, min(mt, rows - mi * mt)), c0, c0 + max(1, min(nt, n - c0)))
+
+
+def lower_split_k_sum(op: OpRecord, mi: int, nj: int, body: Body, resolve: Resolver, params: CostParams) -> None:
+    """Append the AIV task that sums the split-K partials of output tile (mi, nj) to ``body``: a COPY_IN of
+    each partial (one MTE_IN after another), an ADD chain on the VECTOR pipe, one COPY_OUT of the result
+    (PyPTO 0.2.0's swimlane: 28 copy-ins of [16, 24] FP32 at 1421 cycles each, 27 ADDs, one COPY_OUT)."""
+    body.record_ops.append(op.seq)
+    acc = _cube_plan(op)[11]
+    total = None
+    for c in range(split_k_chunks(op)):
+        box = partial_box(op, mi, nj, c)
+        shape = box_shape(box)
+        nb = shape[0] * shape[1] * 4
+        idx = body.add(TileOp("COPY_IN", "MTE_IN", copy_in_cycles(shape, shape, acc, 4, params), (), shape, nb,
+                              (partial_uid(op), box, True)))
+        body.reads.append((partial_uid(op), box, False))
+        body.ub_bytes += nb
+        total = idx if total is None else body.add(shared_op(
+            "ADD", "VECTOR", tileop_cycles("ADD", [shape] * 3, acc, 4, params), (total, idx), shape, nb))
     out = op.output
-    if out is None:
+    if out is None or total is None:
         return
-    box = (m0, m0 + m_rows, n0, n0 + n_cols)
+    box = partial_box(op, mi, nj, 0)
     base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
-    full = rows_cols(out.shape)
-    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [(m_rows, n_cols), full], acc, 4, params),
-                    (prev_mul,), (m_rows, n_cols), m_rows * n_cols * nbytes_of(out.dtype), (base, bbox, cacheable)))
+    shape = box_shape(box)
+    body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [shape, rows_cols(out.shape)], acc, 4, params),
+                    (total,), shape, shape[0] * shape[1] * nbytes_of(out.dtype), (base, bbox, cacheable)))
     body.writes.append((out.uid, canonical_box(resolve, out, box)))
+
+
+def split_k_bodies(op: OpRecord, nbuffer: int, resolve: Resolver, params: CostParams, fire: Fire
+                   ) -> Iterator[tuple[str, Body, tuple, str]]:
+    """(kind, body, instances, merge info) of the tasks of a split-K matmul (rule split-k-partials-summed-on-aiv):
+    one cube unit per output tile and kL1 chunk, ``nbuffer`` consecutive units a task (cube_nbuffer_setting;
+    no L1 reuse: PyPTO 0.2.0 ran 28 chunks as 7 tasks under l1 reuse 2 and n-buffer 4), then one AIV task
+    per output tile that sums its partials."""
+    fire("split-k-partials-summed-on-aiv")
+    mtiles, ntiles, _mt, _nt = cube_grid(op)
+    tiles = [(mi, nj) for mi in range(mtiles) for nj in range(ntiles)]
+    units = [(mi, nj, c) for mi, nj in tiles for c in range(split_k_chunks(op))]
+    if nbuffer > 1 and len(units) > 1:
+        fire("cube-nbuffer-merge")
+    for i in range(0, len(units), nbuffer):
+        body, l1, part = Body(), L1Blocks(params.l1_bytes), tuple(units[i:i + nbuffer])
+        for mi, nj, c in part:
+            lower_cube(op, mi, nj, body, l1, resolve, params, chunk=c)
+        yield "AIC", body, part, f"cubeMergeInfo subGraphCount: {len(part)}" if len(part) > 1 else ""
+    for mi, nj in tiles:
+        body = Body()
+        lower_split_k_sum(op, mi, nj, body, resolve, params)
+        yield "AIV", body, ((mi, nj),), ""

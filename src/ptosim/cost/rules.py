@@ -218,6 +218,17 @@ RULES: tuple[Rule, ...] = (
          "RMSNorm + linear, K=4096 N=1536, T=64",
          "{-1: 2} 90.7 us, {-1: 4} 82.7 us, {-1: 8} 129.8 us (too few tasks)",
          _COST + "test_cube_nbuffer_trades_dispatches_for_parallelism"),
+    Rule("split-k-partials-summed-on-aiv",
+         "With enable_split_k a matmul runs one cube unit per output tile and kL1 chunk (the K loop of that chunk, "
+         "its FP32 partial copied out to a GM workspace), cube_nbuffer_setting merging consecutive units and L1 "
+         "reuse none; one AIV task per output tile then copies in every partial, one after another, adds them in "
+         "an ADD chain and copies the sum out to the output",
+         "RMSNorm + linear with split-K cube tiles [16, 16], [256, 1024], [128, 128], K=28672 N=24, FP32 out, "
+         "n-buffer 4, T=1/4/16/128",
+         "per root 7 AIC tasks of 4 chunks (15162-16381 cycles each: per chunk COPY_IN A [16, 1024] and B [1024, 24], "
+         "4 kL0 steps, COPY_OUT [16, 24] 325) and 1 AIV task of 28 COPY_INs [16, 24] FP32 (1421 each), 27 ADDs (53), "
+         "a COPY_OUT (325): 39776 cycles at T=1, 40229 at T=16, waiting for all 7",
+         _COST + "test_split_k_matmul_sums_its_partials_on_aiv"),
     # --- dependencies and sync tasks -----------------------------------------------------------------
     Rule("write-supersedes-covered-write",
          "A write covering an earlier write its task waits for stands for it: later readers wait for the later "
