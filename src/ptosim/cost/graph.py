@@ -28,8 +28,9 @@ from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
+from .cube_units import l1_reuse_units
 from .l1_share import fitted, shared_a_bodies, shared_a_sets
-from .lower import Body, forget_grids, forget_tile_ops, lower_vec, nbytes_of, rows_cols, vec_grid
+from .lower import Body, forget_grids, forget_tile_ops, lower_vec, rows_cols, vec_grid
 from .lower_cube import cube_grid, forget_plans, split_k_bodies
 from .params import CostParams
 from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups,
@@ -340,30 +341,10 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
         else:
             fire("cube-task-per-output-tile")
             op = g.ops[0]
-            mtiles, ntiles, _mt, _nt = g.grid
             l1n, l1raw = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
-            l1n = 1 if l1n is None else max(1, int(l1n))
-            side = l1raw[1] if isinstance(l1raw, tuple) else "right"
-            if (side == "right" and mtiles == 1 and not unrolled(op, record)
-                    and op.inputs[0].uid not in root_info[g.root]["vector_made"]):
-                # one row tile at compile time too (rows not scaled by a token-loop unroll) of an A read
-                # from GM: the tiles share the A block, and PyPTO merges along n; an A a vector task of
-                # the root hands on does not merge (rule l1-reuse-along-n-static-rows)
-                side = "left"
-                if l1n > 1:
-                    fire("l1-reuse-along-n-static-rows")
-            if side == "left":  # share the A block: merge along n, as many B blocks as fit L1 next to it
-                # twice over (rule l1-reuse-along-n-fits-l1: [128 or 64, 1024] weight n tiles beside a
-                # token row stay tasks of their own, whatever the k step; q·kᵀ's 2 x [64, 64] merge)
-                k, nb = int(op.attrs.get("k", 1)), nbytes_of(op.inputs[0].dtype) if op.inputs else 2
-                while l1n > 1 and 2 * (_mt + l1n * _nt) * k * nb > params.l1_bytes:
-                    fire("l1-reuse-along-n-fits-l1")
-                    l1n //= 2
-                units = [[(mi, nj) for nj in range(s, min(ntiles, s + l1n))] for mi in range(mtiles) for s in range(0, ntiles, l1n)]
-            else:  # share the B (weight) block: merge along m
-                units = [[(mi, nj) for mi in range(s, min(mtiles, s + l1n))] for s in range(0, mtiles, l1n) for nj in range(ntiles)]
-                if l1n > 1 and mtiles > 1:
-                    fire("l1-reuse-along-m")
+            static_a = not unrolled(op, record) and op.inputs[0].uid not in root_info[g.root]["vector_made"]
+            units, l1n = l1_reuse_units(op, g.grid, 1 if l1n is None else max(1, int(l1n)),
+                                        l1raw[1] if isinstance(l1raw, tuple) else "right", static_a, params, fire)
             nbn, _ = _count(pass_opts.cube_nbuffer_setting, g.hash_order, g.labels)
             nbn = 1 if nbn is None else max(1, int(nbn))
             merged = [sum(units[i:i + nbn], []) for i in range(0, len(units), nbn)]
