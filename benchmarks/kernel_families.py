@@ -151,7 +151,6 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "vec-merge-fits-ub": _NORM_LINEAR,
     "l1-reuse-along-m": _NORM_LINEAR,
     "l1-reuse-along-n-static-rows": _PRE,  # pre-attention's phase-2 q·kᵀ
-    "l1-reuse-along-n-fits-l1": _NORM_LINEAR,
     "l1-keeps-first-and-last-blocks": _NORM_LINEAR,
     "l1-reuse-shared-a": ("ffn", "moe-grouped", "moe-softmax"),  # SK-06 gate/up and SK-07's experts, held out until then
     "cube-nbuffer-merge": _NORM_LINEAR,

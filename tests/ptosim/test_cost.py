@@ -350,38 +350,22 @@ def test_l1_reuse_merges_along_n_when_rows_are_static():
     assert run(2) == 1
 
 
+@pytest.mark.parametrize("K", [256, 1024, 4096])
 @pytest.mark.parametrize("a_from_vector, tasks", [(False, 2), (True, 4)])
-def test_l1_reuse_along_n_needs_an_a_read_from_gm(a_from_vector, tasks):
-    """One static token row times a [512, 256] weight in 128-wide n tiles, cube_l1_reuse 2: PyPTO 0.2.0
-    ran RMSNorm + linear at unroll 1 as 4 matmul tasks on the norm's result (11.61 us) and as 2 on
-    the token row x itself (3.84 us); the MoE block at unroll 1 likewise ran each expert's down
-    projection on the activation's result as 2 tasks, one per n tile."""
-
-    @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2}})
-    def proj(x: pypto.Tensor[[1, 256], BF16], w: pypto.Tensor[[512, 256], BF16], y: pypto.Tensor[[1, 512], BF16]):
-        for _ in pypto.loop(1, name="L"):
-            pypto.set_vec_tile_shapes(1, 256)
-            a = pypto.cast(pypto.mul(pypto.cast(x, pypto.DT_FP32), 2.0), BF16) if a_from_vector else x
-            pypto.set_cube_tile_shapes([32, 32], [256, 512], [128, 256])
-            pypto.assemble(pypto.matmul(a, w, BF16, b_trans=True), [0, 0], y)
-
-    bf = ml_dtypes.bfloat16
-    proj(np.ones((1, 256), bf), np.ones((512, 256), bf), np.zeros((1, 512), bf))
-    assert kinds(estimate(proj.last_record))["AIC"] == tasks
-
-
-@pytest.mark.parametrize("K, tasks", [(1024, 4), (256, 2)])
-def test_l1_reuse_along_n_merges_only_what_fits_l1(K, tasks):
-    """One token row times a [512, K] weight in 128-wide n tiles, with cube_l1_reuse 2: PyPTO 0.2.0 ran
-    SK-03 at unroll 1 and K = 1024 as 4 matmul tasks per token (two [128, 1024] weight tiles beside the
-    row, twice over, do not fit the 512 KB L1), which took the unroll-1 configurations of the SK-03
-    sweep from x0.73-0.79 of PyPTO's time to x0.94-0.98; at K = 256 the pairs fit and merge."""
+def test_l1_reuse_along_n_needs_an_a_read_from_gm(K, a_from_vector, tasks):
+    """One static token row times a [512, K] weight in 128-wide n tiles, cube_l1_reuse 2: PyPTO 0.2.0
+    ran RMSNorm + linear at unroll 1 as 4 matmul tasks on the norm's result (K=256: 11.61 us) and
+    as 2 on the token row x itself (3.84 us), at K = 1024, 4096 and 16384 too (no L1 limit); the MoE
+    block at unroll 1 likewise ran each expert's down projection on the activation's result as 2
+    tasks, one per n tile."""
 
     @pypto.frontend.jit(pass_options={"cube_l1_reuse_setting": {-1: 2}})
     def proj(x: pypto.Tensor[[1, K], BF16], w: pypto.Tensor[[512, K], BF16], y: pypto.Tensor[[1, 512], BF16]):
         for _ in pypto.loop(1, name="L"):
+            pypto.set_vec_tile_shapes(1, K)
+            a = pypto.cast(pypto.mul(pypto.cast(x, pypto.DT_FP32), 2.0), BF16) if a_from_vector else x
             pypto.set_cube_tile_shapes([32, 32], [256, 512], [128, 256])
-            pypto.assemble(pypto.matmul(x, w, BF16, b_trans=True), [0, 0], y)
+            pypto.assemble(pypto.matmul(a, w, BF16, b_trans=True), [0, 0], y)
 
     bf = ml_dtypes.bfloat16
     proj(np.ones((1, K), bf), np.ones((512, K), bf), np.zeros((1, 512), bf))

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .cube_units import l1_reuse_units
-from .l1_share import fitted, shared_a_bodies, shared_a_sets
+from .l1_share import shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, rows_cols, vec_grid
 from .lower_cube import cube_grid, forget_plans, split_k_bodies
 from .params import CostParams
@@ -333,7 +333,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             nbn = _count(pass_opts.cube_nbuffer_setting, g.hash_order, g.labels)[0]
             for kind, body, units, info in split_k_bodies(g.ops[0], max(1, int(nbn or 1)), aliases, params, fire):
                 tasks.append(_task(len(tasks), kind, g, body, units, info))
-        elif g.gid in shared_a and fitted(g.ops[0], l1n := int(_count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1), params) > 1:
+        elif g.gid in shared_a and (l1n := int(_count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1)) > 1:
             share = shared_a[g.gid]
             if share.gids[0] == g.gid:  # the set's first group lays out the whole set's tasks
                 for body, tiles, info in shared_a_bodies([groups[i].ops[0] for i in share.gids], l1n, aliases, params, fire):
@@ -342,9 +342,9 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             fire("cube-task-per-output-tile")
             op = g.ops[0]
             l1n, l1raw = _count(pass_opts.cube_l1_reuse_setting, g.hash_order, g.labels)
+            l1n = 1 if l1n is None else max(1, int(l1n))
             static_a = not unrolled(op, record) and op.inputs[0].uid not in root_info[g.root]["vector_made"]
-            units, l1n = l1_reuse_units(op, g.grid, 1 if l1n is None else max(1, int(l1n)),
-                                        l1raw[1] if isinstance(l1raw, tuple) else "right", static_a, params, fire)
+            units = l1_reuse_units(g.grid, l1n, l1raw[1] if isinstance(l1raw, tuple) else "right", static_a, fire)
             nbn, _ = _count(pass_opts.cube_nbuffer_setting, g.hash_order, g.labels)
             nbn = 1 if nbn is None else max(1, int(nbn))
             merged = [sum(units[i:i + nbn], []) for i in range(0, len(units), nbn)]

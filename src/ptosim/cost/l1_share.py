@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 from ..dtypes import dtype_from_name
 from ..record import OpRecord
-from .lower import Body, nbytes_of
+from .lower import Body
 from .lower_cube import L1Blocks, cube_grid, lower_cube
 from .params import CostParams
 from .rules import Fire
 from .tasks import Aliases
 
-__all__ = ["SharedA", "fitted", "shared_a_sets", "shared_a_bodies"]
+__all__ = ["SharedA", "shared_a_sets", "shared_a_bodies"]
 
 
 @dataclass(frozen=True)
@@ -61,25 +61,11 @@ def shared_a_sets(groups: Sequence[object]) -> dict[int, SharedA]:
     return out
 
 
-def fitted(op: OpRecord, l1n: int, params: CostParams, fire: Fire | None = None) -> int:
-    """``l1n`` halved until the A block and that many B blocks fit L1 twice over (rule
-    l1-reuse-along-n-fits-l1)."""
-    _, _, mt, nt = cube_grid(op)
-    k, nb = int(op.attrs.get("k", 1)), nbytes_of(op.inputs[0].dtype)
-    while l1n > 1 and 2 * (mt + l1n * nt) * k * nb > params.l1_bytes:
-        if fire is not None:
-            fire("l1-reuse-along-n-fits-l1")
-        l1n //= 2
-    return l1n
-
-
 def shared_a_bodies(ops: Sequence[OpRecord], l1n: int, aliases: Aliases, params: CostParams,
                     fire: Fire) -> list[tuple[Body, tuple[tuple[int, int], ...], str]]:
     """The AIC tasks of one shared-A set: output tiles taken n tile by n tile across the matmuls
-    (gate n0, up n0, gate n1, ...), ``l1n`` per task as far as L1 holds the A block and that many
-    B blocks twice over (rule l1-reuse-along-n-fits-l1); (body, the tiles, PyPTO's merge note)."""
+    (gate n0, up n0, gate n1, ...), ``l1n`` per task; (body, the tiles, PyPTO's merge note)."""
     ntiles = cube_grid(ops[0])[1]
-    l1n = fitted(ops[0], l1n, params, fire)
     fire("l1-reuse-shared-a")
     units = [(i, nj) for nj in range(ntiles) for i in range(len(ops))]
     out = []
