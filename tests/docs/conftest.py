@@ -18,6 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "generated" / "docs"
 ARTIFACTS = ROOT / "test-artifacts" / "docs"
+#: a site already built from generated/docs as committed (.ci/run sets it to build/site after
+#: `pattern-gen docs build` and its staleness check), so each xdist worker does not build it again
+BUILT_SITE = "PATTERN_GEN_DOCS_SITE"
 CHROMIUM_FLAGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -48,6 +51,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     if not (DOCS / "mkdocs.yml").is_file():
         pytest.fail("generated/docs is missing: run `pattern-gen docs build` and commit it")
+    built = os.environ.get(BUILT_SITE)
+    if built:  # CI: the site `pattern-gen docs build` made (strict) from sources it found up to date
+        if not (Path(built) / "index.html").is_file():
+            pytest.fail(f"{BUILT_SITE}={built} holds no built site (index.html)")
+        return Path(built)
     out = tmp_path_factory.mktemp("site") / "site"
     build_site(DOCS, out)
     return out
