@@ -155,6 +155,7 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "l1-reuse-shared-a": ("ffn", "moe-grouped", "moe-softmax"),  # SK-06 gate/up and SK-07's experts, held out until then
     "cube-nbuffer-merge": _NORM_LINEAR,
     "split-k-partials-summed-on-aiv": ("mhc-pre",),  # SK-03's mhc_pre regime, K=28672 N=24, after its held-out comparison
+    "column-reduce-through-gm": ("mhc-pre",),  # SK-03's mhc_pre norm, K=28672 N=24 [8, 2048] tiles; K=16384/20480 held out
     "write-supersedes-covered-write": _PRE,
     "buffer-read-waits-root-writers": _FLASH,
     "later-listed-writer-edge": _PRE,

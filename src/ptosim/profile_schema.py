@@ -232,6 +232,7 @@ class CostSection(Section):
     vec_subgraph_ub_limit_bytes: Positive | None = None
     vec_merge_min_tasks: Count = 2
     vec_split_min_consumer_n: Count = 1024
+    col_reduce_fused_tiles: Count = 3
     l2: L2Cache = L2Cache()
     sched: Sched = Sched()
 

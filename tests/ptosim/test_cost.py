@@ -1015,3 +1015,44 @@ def test_split_k_matmul_sums_its_partials_on_aiv():
     assert Counter(t.kind for t in _split_k_matmul(28672, 24, 32).work_tasks) == {"AIC": 14, "AIV": 2}
     plain = _split_k_matmul(28672, 24, 16, split_k=False)
     assert [t.kind for t in plain.work_tasks] == ["AIC"] and "split-k-partials-summed-on-aiv" not in plain.rules_fired
+
+
+def _column_reduce_norm(T: int, *, tile: tuple[int, int] = (8, 2048), K: int = 28672):
+    """RMSNorm (no gamma) of x [T, K] in 16-row token blocks with vec tiles [8, 2048] (14 column tiles over
+    K = 28672), then a cast to BF16: SK-03's mhc_pre norm, n-buffer 4."""
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128}, pass_options={"vec_nbuffer_setting": {-1: 4}})
+    def col_norm_cost(x: pypto.Tensor[[pypto.DYNAMIC, K], BF16], y: pypto.Tensor[[pypto.DYNAMIC, K], BF16]):
+        for off, rows in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[16, 1]):
+            pypto.set_semantic_label("norm")
+            pypto.set_vec_tile_shapes(*tile)
+            xf = pypto.cast(pypto.view(x, [rows, K], [off, 0]), FP32)
+            ss = pypto.sum(pypto.mul(xf, xf), -1, keepdim=True)
+            rstd = pypto.rsqrt(pypto.add(pypto.mul(ss, 1.0 / K), 1e-6))
+            pypto.assemble(pypto.cast(pypto.mul(xf, rstd), BF16), [off, 0], y)
+
+    x = np.random.default_rng(0).uniform(-1, 1, (T, K)).astype(ml_dtypes.bfloat16)
+    col_norm_cost(x, np.zeros((T, K), ml_dtypes.bfloat16))
+    return estimate(col_norm_cost.last_record)
+
+
+def test_column_reduce_runs_through_gm():
+    """A sum over 14 column tiles is a chain of tasks through GM (PyPTO 0.2.0's swimlane of the mhc_pre norm):
+    at T=1 four cast tasks (4/4/4/2 tiles, 6266 and 3366 cycles), one task of 14 squares and 12 PAIRSUMs to two
+    partials (22048), one of the last PAIRSUM, the row sum and the 14 normalised tiles; at T=16 ([8, 2048]
+    FP32 tiles: three fill the UB) per row block 14 cast tasks, the squares 3/3/1 a task per half, the
+    PAIRSUM tasks (three inputs each) merged in pairs, and the last task."""
+    one = _column_reduce_norm(1)
+    one_aiv = [t for t in one.work_tasks if t.kind == "AIV"]
+    shapes = [dict(Counter(op.name for op in t.ops)) for t in one_aiv]
+    assert [t.duration for t in one_aiv[:4]] == [6266, 6266, 6266, 3366]
+    assert shapes[4] == {"COPY_IN": 14, "MUL": 14, "PAIRSUM": 12, "COPY_OUT": 2} and one_aiv[4].duration == 22048
+    assert shapes[5]["PAIRSUM"] == 1 and shapes[5]["ROWSUM_SINGLE"] == 1 and shapes[5]["CAST"] == 14
+    assert one_aiv[5].preds == {t.id for t in one_aiv[:5]}
+    assert "column-reduce-through-gm" in one.rules_fired
+    sixteen = [dict(Counter(op.name for op in t.ops)) for t in _column_reduce_norm(16).work_tasks]
+    assert len(sixteen) == 48  # per row block 14 + 6 + 2 + 1 + 1
+    assert sorted(s.get("MUL", 0) for s in sixteen if set(s) == {"COPY_IN", "MUL", "COPY_OUT"}) == [1] * 4 + [3] * 8
+    assert sum(s.get("PAIRSUM") == 4 for s in sixteen) == 6
+    # one column tile: no chain
+    assert "column-reduce-through-gm" not in _column_reduce_norm(1, tile=(8, 2048), K=2048).rules_fired

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from ..options import MergeSetting, PassOptions, RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
+from .col_reduce import column_reduce, column_reduce_bodies
 from .cube_units import l1_reuse_units
 from .l1_share import shared_a_bodies, shared_a_sets
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, rows_cols, vec_grid
@@ -303,7 +304,13 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     lowering = Lowering(aliases, params)
     for g in groups:
         _, pass_opts = _scope_options(record, root_info[g.root]["scope"], jit)
-        if g.unit == "V":
+        cr = column_reduce(g.ops) if g.unit == "V" else None
+        if cr is not None:  # its own task structure: rule column-reduce-through-gm
+            fire("column-reduce-through-gm")
+            nbuf = _count(pass_opts.vec_nbuffer_setting, g.hash_order, g.labels)[0]
+            for body, inst, info in column_reduce_bodies(cr, g.grid, max(1, int(nbuf or 1)), needs_out(g.gid), aliases, params):
+                tasks.append(_task(len(tasks), "AIV", g, body, inst, info))
+        elif g.unit == "V":
             fire("vec-task-per-row-block")
             if any("cache_rows" in o.attrs for o in g.ops):
                 fire("scatter-writes-gm")  # lower_vec writes no COPY_OUT after a scatter

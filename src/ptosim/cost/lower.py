@@ -11,9 +11,10 @@ This follows what PyPTO 0.2.0's pipe swimlane shows for the same kernels.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
 
 from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
@@ -21,14 +22,15 @@ from ..vocabulary import OPS
 from .latency import tileop_cycles
 from .params import CostParams
 
-__all__ = ["TileOp", "shared_op", "forget_tile_ops", "Body", "nbytes_of", "rows_cols", "row_offset", "vec_grid", "lower_vec"]
+__all__ = ["BINARY_TILE_OPS", "UNARY_TILE_OPS", "Body", "TileOp", "col_tile", "forget_tile_ops", "lower_vec", "nbytes_of", "ref_box", "row_offset",
+           "rows_cols", "shared_op", "vec_grid"]
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
 # the tile op each recorded op lowers to (``ptosim.vocabulary``); a profile's ``lowering`` overrides
-_BINARY = {o.name: o.tile_op for o in OPS.values() if o.family == "binary"}
+BINARY_TILE_OPS = {o.name: o.tile_op for o in OPS.values() if o.family == "binary"}
 _SCALAR = {o.name: o.scalar_tile_op for o in OPS.values() if o.scalar_tile_op}
-_UNARY = {o.name: o.tile_op for o in OPS.values() if o.tile_op}  # any other op: its own tile op (CMP, WHERE_TT)
+UNARY_TILE_OPS = {o.name: o.tile_op for o in OPS.values() if o.tile_op}  # any other op: its own tile op (CMP, WHERE_TT)
 
 
 @lru_cache(maxsize=256)
@@ -167,7 +169,7 @@ def _vec_grid(op: OpRecord) -> tuple[int, int, int, int]:
     return R, max(1, min(tr, R)), C, max(1, min(tc, C))
 
 
-def _box(ref: TensorRef, R: int, r0: int, r1: int) -> Box:
+def ref_box(ref: TensorRef, R: int, r0: int, r1: int) -> Box:
     ro, co = rows_cols(ref.shape)
     if ro == R:
         return (r0, r1, 0, co)
@@ -176,7 +178,7 @@ def _box(ref: TensorRef, R: int, r0: int, r1: int) -> Box:
     return (0, ro, 0, co)
 
 
-def _col_tile(box: Box, tc: int, nct: int, ct: int) -> Box:
+def col_tile(box: Box, tc: int, nct: int, ct: int) -> Box:
     """Column tile ``ct`` of ``nct`` (``tc`` wide) of a box; past its last tile, the last one again
     (a narrower operand broadcast over the column tiles); a one-column box is every tile."""
     r0, r1, c0, c1 = box
@@ -222,7 +224,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
 
     def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None, rows: tuple[int, int] = (r0, r1)
                 ) -> tuple[int | tuple[int, ...], tuple[int, int]]:
-        box = window or _col_tile(_box(ref, R, *rows), tc, nct, ct)
+        box = window or col_tile(ref_box(ref, R, *rows), tc, nct, ct)
         uid = ref.uid
         link = links.get(uid)
         if link is not None and src > link[1]:
@@ -257,7 +259,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                 dr, dc = row_offset(offs, tensors[0].shape), int(offs[-1]) if offs else 0
                 window = (dr + r0, dr + r1, dc, dc + C)
             res, ishape = operand(tensors[0], 0, op.seq, window)
-            box = _box(out, R, r0, r1)
+            box = ref_box(out, R, r0, r1)
             if op.op == "assemble":  # the source's rows land at the assemble's offsets in the buffer
                 offs = tuple(op.attrs.get("offsets", ()) or ())
                 dr, dc = row_offset(offs, tuple(out.shape)), int(offs[-1]) if offs else 0
@@ -275,7 +277,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
         for sr0, sr1 in subs:
             for ct in range(nct):
                 ins = [operand(t, ct, op.seq, rows=(sr0, sr1)) for t in tensors]
-                oshape = box_shape(_col_tile(_box(out, R, sr0, sr1), tc, nct, ct)) if out is not None else (sr1 - sr0, 1)
+                oshape = box_shape(col_tile(ref_box(out, R, sr0, sr1), tc, nct, ct)) if out is not None else (sr1 - sr0, 1)
                 odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
                 idt = tensors[0].dtype if tensors else odt
                 name = op.op
@@ -295,7 +297,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                     tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
                     res = emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), "VECTOR", [s0, oshape], idt,
                                [i0], oshape, odt, op.seq, extra_ub=tmp)
-                elif name in _BINARY and len(ins) == 2:
+                elif name in BINARY_TILE_OPS and len(ins) == 2:
                     (ia, sa, ra), (ib, sb, rb) = [(i, sh, t) for (i, sh), t in zip(ins, tensors)]
                     if (sa[1] == 1 and oshape[1] > 1) or (sa[0] == 1 and oshape[0] > 1):  # broadcast operand second
                         (ia, sa, ra), (ib, sb, rb) = (ib, sb, rb), (ia, sa, ra)
@@ -306,19 +308,19 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
                     elif sb[0] == 1 and oshape[0] > 1:  # [1, C] row: EXPAND to the tile
                         ib = emit("EXPAND", "VECTOR", [sb, oshape], rb.dtype, [ib], oshape, rb.dtype, op.seq)
                         sb = oshape
-                    res = emit(_BINARY[name], "VECTOR", [sa, sb, oshape], ra.dtype, [ia, ib], oshape, odt, op.seq)
+                    res = emit(BINARY_TILE_OPS[name], "VECTOR", [sa, sb, oshape], ra.dtype, [ia, ib], oshape, odt, op.seq)
                 elif name in _SCALAR and len(ins) == 1:
                     res = emit(_SCALAR[name], "VECTOR", [ins[0][1], oshape], idt, [ins[0][0]], oshape, odt, op.seq)
                 elif name in ("full", "zeros") or not ins:
                     res = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
                 else:
-                    code = _UNARY.get(name, name.upper())
+                    code = UNARY_TILE_OPS.get(name, name.upper())
                     res = emit(code, "VECTOR", [s for _, s in ins] + [oshape], idt, [i for i, _ in ins], oshape, odt, op.seq)
                 if out is None:
                     continue
                 local.setdefault(out.uid, {}).setdefault(sr0, []).append(res)
                 if needs_out(out.uid):
-                    box = _col_tile(_box(out, R, sr0, sr1), tc, nct, ct)
+                    box = col_tile(ref_box(out, R, sr0, sr1), tc, nct, ct)
                     full = rows_cols(out.shape)
                     if "cache_rows" in op.attrs:
                         # a scatter writes its rows to GM itself (PyPTO 0.2.0's INDEX_OUTCAST, no COPY_OUT);

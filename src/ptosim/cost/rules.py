@@ -224,6 +224,22 @@ RULES: tuple[Rule, ...] = (
          "4 kL0 steps, COPY_OUT [16, 24] 325) and 1 AIV task of 28 COPY_INs [16, 24] FP32 (1421 each), 27 ADDs (53), "
          "a COPY_OUT (325): 39776 cycles at T=1, 40229 at T=16, waiting for all 7",
          _COST + "test_split_k_matmul_sums_its_partials_on_aiv"),
+    Rule("column-reduce-through-gm",
+         "A vector subgraph whose one row reduction (sum) spans more than one column tile is a chain of tasks "
+         "through GM, per row block: one task per column tile for the ops whose result is read again after the "
+         "sum (a CAST to FP32), each copying its tile out; the column tiles in two halves, each summed by PAIRSUMs "
+         "into partial tiles in a workspace; a last task that PAIRSUMs what is left, ROWSUMs it and runs the ops "
+         "after the sum, copying the row's tiles back in. While three FP32 tiles of the reduction fit the UB, a "
+         "half is one task (its leaf ops, e.g. the square, and its PAIRSUMs); else each leaf tile is a task and "
+         "each three partial inputs a task of two PAIRSUMs. vec_nbuffer_setting merges, n at a time, the tasks "
+         "of one stage that feed the same tasks, unless one feeds a task no other of its stage feeds",
+         "RMSNorm (no gamma) + split-K linear, K=28672 N=24, vec tile [8, 2048] (14 column tiles), FP32 out, "
+         "n-buffer 4, T=1/4/16/128; T=16 with n-buffer 1 and vec tiles [2|4, 2048], [8, 1024], [8, 1792], [4, 4096]",
+         "T=1: 4 cast tasks (4/4/4/2 tiles: COPY_IN 1448, CAST 47, COPY_OUT 412 each), 1 task of 14 COPY_IN + "
+         "MUL (83) and 12 PAIRSUMs (642) to 2 partials, 1 task of PAIRSUM, ROWSUM_SINGLE, the scalars and 14 "
+         "MUL + CAST + COPY_OUT (13.5 us); T=16: per row block 14 cast tasks, 14 square tasks merged 3/3/3/3/1/1, "
+         "6 PAIRSUM tasks (3 inputs, 2 PAIRSUMs at 5134) merged in pairs, 1 last task: 51 AIV tasks per root",
+         _COST + "test_column_reduce_runs_through_gm"),
     # --- dependencies and sync tasks -----------------------------------------------------------------
     Rule("write-supersedes-covered-write",
          "A write covering an earlier write its task waits for stands for it: later readers wait for the later "
