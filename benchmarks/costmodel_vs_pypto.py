@@ -433,6 +433,10 @@ def _pypto_instance(folder: Path, T: int, python: str) -> dict[str, Any] | None:
         p = subprocess.run([python, "runner.py", str(folder), str(T), work], cwd=work, capture_output=True,
                            text=True, timeout=3600)
         m = re.search(r"^RESULT (.*)$", p.stdout, re.M)
+        if m is None:  # PyPTO's failure, said as PyPTO says it (the case then has no PyPTO value)
+            tail = [ln for ln in (p.stderr or p.stdout).strip().splitlines() if ln.strip()][-12:]
+            print(f"  PyPTO SIM failed on {folder.name} at T={T} (exit {p.returncode}):\n    " + "\n    ".join(tail),
+                  flush=True)
         return json.loads(m.group(1)) if m else None
 
 
