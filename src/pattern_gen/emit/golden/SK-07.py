@@ -4,7 +4,10 @@ logits = x·W_routerᵀ (FP32 accumulator); the experts and their weights from `
 (routing.py: DeepSeek-V3's group-limited sigmoid router or Qwen3-MoE's softmax, ties to the lower
 index); each chosen expert's SwiGLU FFN on the token — g, u FP32 accumulators, h = BF16(silu(g)·u),
 y_e = h·W_downᵀ (FP32) — weighted and summed in float64 (``experts_sum``), plus the shared expert
-unweighted, rounded once to BF16. Uses PARAMS / DIMS set by the golden module.
+unweighted, rounded once to BF16. INT8 W8A8: x quantised per token (AT-05), every expert's gate and
+up the dequantised INT32 products (AT-06), its FP32 activation quantised per token for the down
+projection, whose INT32 product is dequantised before the routing weight. Uses PARAMS / DIMS set by
+the golden module.
 """
 
 from functools import lru_cache  # noqa: F401
@@ -26,22 +29,29 @@ DIMS: dict = {}
 def _moe_weights(seed):
     H, I, E, IS = DIMS["H"], DIMS["I"], DIMS["E"], DIMS["IS"]
     rng = np.random.default_rng([seed, 0])
-    weights = {
-        "w_router": uniform(rng, (E, H), -0.1, 0.1),
-        "w_gate_up": uniform(rng, (E * 2 * I, H), -0.1, 0.1),
-        "w_down": uniform(rng, (E * H, I), -0.1, 0.1),
-    }
+    weights = {"w_router": uniform(rng, (E, H), -0.1, 0.1)}  # the router stays BF16 in every mode
+
+    def draw(name, shape):  # the same draws in every mode: INT8 quantises the BF16 mode's FP32 values
+        w = rng.uniform(-0.1, 0.1, size=shape).astype(np.float32)
+        if PARAMS["quant_mode"] == "int8_w8a8":  # per row: per expert and output channel
+            weights[name], weights[f"{name}_scale"] = quant_weight_int8(w, channel_axis=0)
+        else:
+            weights[name] = store(w, "BF16")
+
+    draw("w_gate_up", (E * 2 * I, H))
+    draw("w_down", (E * H, I))
     if PARAMS["router"] == "grouped_sigmoid":  # small against the scores' spread, as a trained bias
         weights["e_bias"] = rng.uniform(-0.05, 0.05, size=(E,)).astype(np.float32)
     if PARAMS["shared_expert"]:
-        weights["ws_gate_up"] = uniform(rng, (2 * IS, H), -0.1, 0.1)
-        weights["ws_down"] = uniform(rng, (H, IS), -0.1, 0.1)
+        draw("ws_gate_up", (2 * IS, H))
+        draw("ws_down", (H, IS))
     return weights
 
 
 def make_inputs(T: int, seed: int = 0) -> dict:
     """x ~ U(-1, 1) [T, H] BF16 (every 8th row QUIET: its logits are tiny, the bias or the softmax's
-    small differences choose); weights ~ U(-0.1, 0.1); the bias ~ U(-0.05, 0.05) FP32."""
+    small differences choose); weights ~ U(-0.1, 0.1) (INT8: the same values quantised per row, with
+    FP32 scales); the bias ~ U(-0.05, 0.05) FP32."""
     rng = np.random.default_rng([seed, 1, T])
     return {"x": activations(rng, T, DIMS["H"], -1.0, 1.0), **_moe_weights(seed)}
 
@@ -60,25 +70,57 @@ def _route(inputs, logits):
     )
 
 
-def _ffn(w_gate_up, w_down, rows, width, ties=None, site="h"):
-    """One SwiGLU expert on BF16 rows: FP32 gate/up accumulators, h rounded once to BF16, the down
-    projection's FP32 accumulator."""
-    g = matmul_acc(rows, w_gate_up[:width], "nk")
-    u = matmul_acc(rows, w_gate_up[width:], "nk")
-    h = store_tied(swiglu(g, u), "BF16", ties, site=site)
-    return matmul_acc(h, w_down, "nk")
+def _int8():
+    return PARAMS["quant_mode"] == "int8_w8a8"
+
+
+def _activation(w, rows, width):
+    """An expert's FP32 activation silu(g)·u on BF16 rows; ``w`` = (gate/up weight, its scale or
+    None, down weight, its scale or None). INT8: the rows' per-token codes (a row's codes do not
+    depend on the other rows, so these are the tile's codes the kernel computes once), and gate
+    and up the dequantised INT32 products — exact."""
+    w_gu, s_gu = w[0], w[1]
+    if _int8():
+        x_q, x_s = quant_int8(rows)
+        g = dequant(matmul_int8(x_q, w_gu[:width], "nk"), x_s, s_gu[:width])
+        u = dequant(matmul_int8(x_q, w_gu[width:], "nk"), x_s, s_gu[width:])
+        return swiglu(g, u)
+    return swiglu(matmul_acc(rows, w_gu[:width], "nk"), matmul_acc(rows, w_gu[width:], "nk"))
+
+
+def _ffn(w, rows, width, ties=None, site="h"):
+    """One SwiGLU expert on BF16 rows: the FP32 activation, then h rounded once to BF16 and the
+    down projection's FP32 accumulator — or (INT8) the activation's per-token codes and the
+    dequantised INT32 product."""
+    a = _activation(w, rows, width)
+    if _int8():
+        a_q, a_s = quant_int8(a, ties, site=site)
+        return dequant(matmul_int8(a_q, w[2], "nk"), a_s, w[3])
+    return matmul_acc(store_tied(a, "BF16", ties, site=site), w[2], "nk")
+
+
+def _expert_weights(inputs, e):
+    """Expert e's (gate/up, its scale, down, its scale) slices of the stacked weights."""
+    I, H = DIMS["I"], DIMS["H"]
+    gu, d = slice(e * 2 * I, (e + 1) * 2 * I), slice(e * H, (e + 1) * H)
+    if _int8():
+        return inputs["w_gate_up"][gu], inputs["w_gate_up_scale"][gu], inputs["w_down"][d], inputs["w_down_scale"][d]
+    return inputs["w_gate_up"][gu], None, inputs["w_down"][d], None
+
+
+def _shared_weights(inputs):
+    return inputs["ws_gate_up"], inputs.get("ws_gate_up_scale"), inputs["ws_down"], inputs.get("ws_down_scale")
 
 
 def _expert(inputs, e, rows, ties=None):
-    I, H = DIMS["I"], DIMS["H"]
-    return _ffn(inputs["w_gate_up"][e * 2 * I : (e + 1) * 2 * I], inputs["w_down"][e * H : (e + 1) * H], rows, I, ties)
+    return _ffn(_expert_weights(inputs, e), rows, DIMS["I"], ties)
 
 
 def _moe_sum(inputs, experts, weights):
     x = inputs["x"]
     out = experts_sum(x, experts, weights, lambda e, rows: _expert(inputs, e, rows))
     if PARAMS["shared_expert"]:
-        out = out + _ffn(inputs["ws_gate_up"], inputs["ws_down"], x, DIMS["IS"]).astype(np.float64)
+        out = out + _ffn(_shared_weights(inputs), x, DIMS["IS"]).astype(np.float64)
     return out
 
 
@@ -136,21 +178,31 @@ def _route_moves(inputs, logits, expected_y, ulps):
 
 def _activation_moves(inputs, experts, weights, ulps):
     """|dy| from each chosen expert's h elements within ``ulps`` of a BF16 boundary rounding the
-    other way: y is linear in h, so |dh| · |W_down_e| times the expert's weight bounds them all."""
-    I, H = DIMS["I"], DIMS["H"]
+    other way (INT8: its activation codes within ``ulps`` of 2^-17 of a boundary, each moving one
+    step): y is linear in h (in the codes), so |dh| · |W_down_e| times the expert's weight bounds
+    them all."""
+    H = DIMS["H"]
     x = inputs["x"]
     move = np.zeros((x.shape[0], H))
     for e in np.unique(experts):
         tok, slot = np.nonzero(experts == e)
-        w_gu = inputs["w_gate_up"][e * 2 * I : (e + 1) * 2 * I]
-        a = swiglu(matmul_acc(x[tok], w_gu[:I], "nk"), matmul_acc(x[tok], w_gu[I:], "nk"))
-        w_abs = np.abs(inputs["w_down"][e * H : (e + 1) * H].astype(np.float64)).T
-        move[tok] += np.abs(weights[tok, slot]).astype(np.float64)[:, None] * _bf16_steps(a, ulps) @ w_abs
+        w = _expert_weights(inputs, e)
+        move[tok] += np.abs(weights[tok, slot]).astype(np.float64)[:, None] * _down_moves(w, x[tok], DIMS["I"], ulps)
     if PARAMS["shared_expert"]:
-        IS, w_gu = DIMS["IS"], inputs["ws_gate_up"]
-        a = swiglu(matmul_acc(x, w_gu[:IS], "nk"), matmul_acc(x, w_gu[IS:], "nk"))
-        move += _bf16_steps(a, ulps) @ np.abs(inputs["ws_down"].astype(np.float64)).T
+        move += _down_moves(_shared_weights(inputs), x, DIMS["IS"], ulps)
     return move
+
+
+def _down_moves(w, rows, width, ulps):
+    """|dy_e| of one expert's down projection when its near activation elements (codes) flip."""
+    a = _activation(w, rows, width)
+    w_abs = np.abs(np.asarray(w[2]).astype(np.float64)).T
+    if not _int8():
+        return _bf16_steps(a, ulps) @ w_abs
+    probe: dict = {}
+    _, a_s = quant_int8(a, probe, site="h")
+    near = (probe["margin"]["h"] <= ulps).astype(np.float64)  # a flipped code moves by one: a_s · |w_q| · w_s
+    return (near @ w_abs) * f32(a_s).astype(np.float64) * f32(w[3]).astype(np.float64).reshape(1, -1)
 
 
 def _bf16_steps(a, ulps):
