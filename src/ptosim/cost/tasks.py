@@ -11,20 +11,35 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..options import RuntimeOptions
 from ..record import OpRecord, TensorRef
 from .lower import Box, TileOp, row_offset as _row_offset, rows_cols
 from .rules import Fire, ignore
 
-__all__ = ["SYNC_MIN", "Task", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
+__all__ = ["SYNC_MIN", "Task", "RootInfo", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
 
 #: PyPTO routes a join through a sync (HUB) task only from 3 producers (or 3 view readers) up;
 #: with 2 producers every consumer waits on both directly (seen in its task topology): rules
 #: sync-join-from-three and root-start-sync.
 SYNC_MIN = 3
+
+
+class RootInfo(TypedDict, total=False):
+    """What the sync and device-task passes know of one root (graph.py makes one per root)."""
+
+    index: int
+    loops: list[tuple[str, int, int, int]]  #: (name, index, iteration, factor) of its loop frames, outermost first
+    views: bool  #: it has a view (its readers may wait for a root-start sync task)
+    assembles: bool  #: it has an assemble (its writers feed a root-end sync task)
+    scope: int | None  #: the options scope of its innermost loop (None outside loops)
+    outer: int | None  #: that of its outermost loop
+    submit_before_loop: bool  #: its outer loop submits what ran before it as a device task of its own
+    made: set[int]  #: uids its S ops made
+    vector_made: set[int]  #: uids of its vector results and their views and reshapes
 
 
 @dataclass
@@ -250,19 +265,37 @@ def _waits_for(by_id: dict[int, Task], a: int, b: int) -> bool:
     return False
 
 
-def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
+def sync_tasks(tasks: list[Task], roots: Sequence[RootInfo], aliases: Aliases,
                reads_of: dict[int, set[int]] | None = None, fire: Fire = ignore) -> None:
     """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles),
     and one per root of views and reshapes only, ahead of the tasks of later roots that read them (rule
     reshape-root-sync: the online flash attention's per-sequence reshape of q, a sync task before the two
     head copies of each sequence in PyPTO 0.2.0).
     ``reads_of``: task id -> the tensor uids its recorded ops read; ``fire`` records the rules applied."""
+    _join_syncs(tasks, fire)
+    # the work tasks of each root and every task's successors, as the joins left them
+    by_root: dict[int, list[Task]] = defaultdict(list)
+    succs: dict[int, list[Task]] = defaultdict(list)
+    for t in tasks:
+        if t.kind != "HUB":
+            by_root[t.root].append(t)
+        for p in t.preds:
+            succs[p].append(t)
+    for r, info in enumerate(roots):
+        _root_syncs(tasks, r, info, by_root.get(r, []), aliases, succs, fire)
+    _reshape_root_syncs(tasks, roots, by_root, succs, reads_of or {}, fire)
+    _link_successors(tasks)
+
+
+def _join_syncs(tasks: list[Task], fire: Fire) -> None:
+    """Rule sync-join-from-three: the tasks of a group that wait for the same ``SYNC_MIN`` or more
+    tasks wait for one sync task instead."""
     by_group: dict[int, list[Task]] = defaultdict(list)
     for t in list(tasks):
         by_group[t.group].append(t)
     for members in by_group.values():
         clusters: dict[frozenset[int], list[Task]] = defaultdict(list)
-        for m in members:  # tasks of a group that wait for the same set of tasks share one sync task
+        for m in members:
             clusters[frozenset(m.preds)].append(m)
         for common, cluster in clusters.items():
             if len(cluster) < 2 or len(common) < SYNC_MIN:
@@ -272,38 +305,41 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             tasks.append(hub)
             for m in cluster:
                 m.preds = {hub.id}
-    by_root: dict[int, list[Task]] = defaultdict(list)
-    succs: dict[int, list[Task]] = defaultdict(list)
-    for t in tasks:
-        if t.kind != "HUB":
-            by_root[t.root].append(t)
-        for p in t.preds:
-            succs[p].append(t)
-    for r, info in enumerate(roots):
-        members = by_root.get(r, [])
-        if info["views"]:
-            readers = [t for t in members if any(v for _u, _b, v in t.reads)]
-            if len(readers) >= SYNC_MIN:
-                fire("root-start-sync")
-                hub = Task(len(tasks), "HUB", "", r, -1)
-                tasks.append(hub)
-                for t in _first_of(readers, succs):
-                    t.preds.add(hub.id)
-        if info["assembles"]:
-            writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
-            if writers:
-                fire("root-end-sync")
-                tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+
+
+def _root_syncs(tasks: list[Task], r: int, info: RootInfo, members: list[Task], aliases: Aliases,
+                succs: dict[int, list[Task]], fire: Fire) -> None:
+    """The sync tasks at root ``r``'s start (rule root-start-sync: ahead of ``SYNC_MIN`` or more readers
+    of its views) and end (rule root-end-sync: after the writers of its assembles)."""
+    if info["views"]:
+        readers = [t for t in members if any(v for _u, _b, v in t.reads)]
+        if len(readers) >= SYNC_MIN:
+            fire("root-start-sync")
+            hub = Task(len(tasks), "HUB", "", r, -1)
+            tasks.append(hub)
+            for t in _first_of(readers, succs):
+                t.preds.add(hub.id)
+    if info["assembles"]:
+        writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
+        if writers:
+            fire("root-end-sync")
+            tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+
+
+def _reshape_root_syncs(tasks: list[Task], roots: Sequence[RootInfo], by_root: dict[int, list[Task]],
+                        succs: dict[int, list[Task]], reads_of: dict[int, set[int]], fire: Fire) -> None:
+    """Rule reshape-root-sync: a root of views and reshapes only (no task of its own) is a sync task
+    ahead of the first readers, in the loop iterations it opens, of what it made."""
     readers_of: dict[int, list[Task]] = defaultdict(list)  # uid -> the tasks that read it, in id order
     for t in tasks:
         if t.kind != "HUB":
-            for uid in (reads_of or {}).get(t.id, ()):
+            for uid in reads_of.get(t.id, ()):
                 readers_of[uid].append(t)
     for r, info in enumerate(roots):
         made = info.get("made") or set()
         if by_root.get(r) or not made:
             continue
-        frames = info["loops"]  # readers in the loop iterations this root opens
+        frames = info["loops"]
         found = {t.id: t for uid in made for t in readers_of.get(uid, ())
                  if t.root > r and roots[t.root]["loops"][:len(frames)] == frames}
         readers = [found[i] for i in sorted(found)]
@@ -313,6 +349,10 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             tasks.append(hub)
             for t in _first_of([t for t in readers if t.device == readers[0].device], succs):
                 t.preds.add(hub.id)
+
+
+def _link_successors(tasks: list[Task]) -> None:
+    """Each sync task in its root's device task; every task's ``succs`` from the ``preds``, in id order."""
     device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
     for t in tasks:
         t.succs = []
@@ -338,7 +378,7 @@ def _first_of(readers: list[Task], succs: dict[int, list[Task]]) -> list[Task]:
     return [t for t in readers if t.id not in seen]
 
 
-def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions,
+def device_tasks(tasks: list[Task], roots: Sequence[RootInfo], runtime: RuntimeOptions,
                  fire: Fire = ignore) -> list[list[int]]:
     per = max(1, int(runtime.stitch_function_max_num or 1))
     device_of_root, dev, used = [], 0, 0
