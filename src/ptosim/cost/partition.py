@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..record import OpRecord, RunRecord, TensorRef
+from .aliases import Aliases
 from .lower import vec_grid
 from .rules import Fire, ignore
-from .tasks import Aliases
 
-__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "copied_assembles", "unrolled", "chains",
+__all__ = ["chains", "copied_assembles", "copied_views", "group_grid", "reshape_tasks", "unrolled", "vec_groups",
            "vector_results"]
 
 

@@ -2,8 +2,7 @@
 
 * ``Task``: one AIC, AIV or sync (HUB) task with its tile ops, what it reads and writes and, once
   simulated, its timing.
-* ``Aliases``: views and reshapes (read aliases) and assembles (write aliases) of the recorded
-  tensors, so a read or write resolves to the tensor that holds the data.
+* ``Aliases`` (aliases.py, re-exported): where a read or write of a view, reshape or assemble lands.
 * ``dependencies``: read-after-write edges between tasks; ``sync_tasks``: PyPTO's HUB tasks;
   ``device_tasks``: roots stitched into device tasks that run one after the other.
 """
@@ -16,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from ..options import RuntimeOptions
-from ..record import OpRecord, TensorRef
-from .lower import Box, TileOp, row_offset as _row_offset, rows_cols
+from .aliases import Aliases
+from .lower import Box, TileOp, rows_cols
 from .rules import Fire, ignore
 
-__all__ = ["SYNC_MIN", "Task", "RootInfo", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
+__all__ = ["SYNC_MIN", "Aliases", "RootInfo", "Task", "dependencies", "device_tasks", "overlap", "sync_tasks"]
 
 #: PyPTO routes a join through a sync (HUB) task only from 3 producers (or 3 view readers) up;
 #: with 2 producers every consumer waits on both directly (seen in its task topology): rules
@@ -67,86 +66,6 @@ class Task:
     start: int = 0
     end: int = 0
     core: int = -1
-
-
-class Aliases:
-    """Views (read aliases), reshapes and assembles (write aliases) of the recorded tensors."""
-
-    def __init__(self, ops: list[OpRecord], refs: dict[int, TensorRef]) -> None:
-        self.read: dict[int, tuple[int, int, int, bool]] = {}
-        self.write: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-        self.refs = refs
-        for op in ops:
-            if op.unit != "S" or op.output is None or not op.inputs:
-                continue
-            src, dst = op.inputs[0], op.output
-            offs = tuple(op.attrs.get("offsets", ()) or ())
-            dc = int(offs[-1]) if offs else 0
-            if op.op == "view" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, _row_offset(offs, src.shape), dc, True)
-            elif op.op == "reshape" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, 0, 0, False)
-            elif op.op == "assemble":
-                self.write[src.uid].append((dst.uid, _row_offset(offs, dst.shape), dc))
-
-    def canon(self, uid: int, box: Box, shape: tuple[int, ...] | None) -> Box:
-        """``box`` of ``uid`` seen through an in-place reshape (same uid, another 2-D shape) in the
-        coordinates of the tensor's first shape: whole rows map by element offset, else the whole tensor."""
-        ref = self.refs.get(uid)
-        if shape is None or ref is None or shape == ref.shape:  # the common case: no reshape in between
-            return box
-        (r, c), (R, C) = rows_cols(shape), rows_cols(ref.shape)
-        if (r, c) == (R, C):
-            return box
-        if box[2] == 0 and box[3] >= c and C > 0:
-            return (box[0] * c // C, min(R, -(-box[1] * c // C)), 0, C)
-        return (0, R, 0, C)
-
-    def __call__(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
-        return self.resolve(uid, box, shape)
-
-    def resolve(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
-        ref = self.refs.get(uid)
-        if uid not in self.read and (shape is None or ref is None or shape == ref.shape):
-            # the common case: the tensor itself, in its own shape (canon and the alias walk are no-ops)
-            return uid, box, False, bool(ref.cacheable) if ref is not None else True
-        box = self.canon(uid, box, shape)
-        via_view = False
-        seen = 0
-        while uid in self.read and seen < 16:
-            base, dr, dc, exact = self.read[uid]
-            if exact:
-                box = (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)
-                via_view = True
-            else:
-                r, c = rows_cols(self.refs[base].shape) if base in self.refs else (box[1], box[3])
-                box = (0, r, 0, c)
-            uid, seen = base, seen + 1
-        ref = self.refs.get(uid)
-        return uid, box, via_view, bool(ref.cacheable) if ref is not None else True
-
-    def argument(self, uid: int) -> int | None:
-        """The kernel argument ``uid`` views or reshapes (through any chain of them), or None."""
-        seen = 0
-        while uid in self.read and seen < 16:
-            uid, seen = self.read[uid][0], seen + 1
-        ref = self.refs.get(uid)
-        return uid if ref is not None and ref.kind == "gm" else None
-
-    def write_targets(self, uid: int, box: Box) -> list[tuple[int, Box]]:
-        """``box`` of ``uid`` and where assembles put it, through nested assembles (a head's rows into
-        a named buffer, the buffer into the kernel's output: both hold the data)."""
-        out, todo, seen = [(uid, box)], [(uid, box)], {uid}
-        while todo:
-            u, b = todo.pop()
-            for dst, dr, dc in self.write.get(u, ()):
-                if dst in seen:
-                    continue
-                seen.add(dst)
-                nb = (b[0] + dr, b[1] + dr, b[2] + dc, b[3] + dc)
-                out.append((dst, nb))
-                todo.append((dst, nb))
-        return out
 
 
 def overlap(a: Box, b: Box) -> bool:

@@ -26,7 +26,7 @@ from .model import Estimate, estimate
 from .params import CostParams
 from .tasks import Task
 
-__all__ = ["trace_events", "write_trace", "lane_names"]
+__all__ = ["lane_names", "trace_events", "write_trace"]
 
 PID = 1
 
