@@ -243,7 +243,8 @@ class _VecBlock:
         self.local: dict[int, dict[int, list[int]]] = {}  # uid -> first row of a sub-block -> its op per column tile
 
     def emit(self, name: str, shapes: Sequence[Sequence[int]], dtype: str, deps: Sequence[int | tuple[int, ...]],
-             out_shape: Sequence[int], out_dtype: str, extra_ub: int = 0, pipe: str = "VECTOR", gm=None) -> int:
+             out_shape: Sequence[int], out_dtype: str, extra_ub: int = 0, pipe: str = "VECTOR",
+             gm: tuple[int, Box, bool] | None = None) -> int:
         """Append a tile op; ``deps`` are op indices or tuples of them (-1: none). Its output tile
         (plus ``extra_ub``) counts towards the task's UB."""
         cycles = tileop_cycles(name, shapes, dtype, nbytes_of(dtype), self.params)
@@ -262,7 +263,7 @@ class _VecBlock:
         box = window or col_tile(ref_box(ref, self.R, *rows), tc, nct, ct)
         uid = ref.uid
         link = self.links.get(uid)
-        if link is not None and src > link[1]:
+        if link is not None and src > link[1]:  # by index: graph.py still passes plain (result, after) pairs
             uid = link[0]
         if uid in self.inside and uid in self.local:
             blocks = self.local[uid]
