@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..dtypes import dtype_from_name
 from ..record import OpRecord, TensorRef
@@ -22,8 +22,8 @@ from ..vocabulary import OPS
 from .latency import tileop_cycles
 from .params import CostParams
 
-__all__ = ["BINARY_TILE_OPS", "UNARY_TILE_OPS", "Body", "TileOp", "col_tile", "forget_tile_ops", "lower_vec", "nbytes_of", "ref_box", "row_offset",
-           "rows_cols", "shared_op", "vec_grid"]
+__all__ = ["BINARY_TILE_OPS", "UNARY_TILE_OPS", "Body", "Link", "Operand", "TileOp", "col_tile", "forget_tile_ops",
+           "lower_vec", "nbytes_of", "ref_box", "row_offset", "rows_cols", "shared_op", "vec_grid"]
 
 Box = tuple[int, int, int, int]  # rows [r0, r1), cols [c0, c1) of the tensor's 2-D view
 
@@ -193,141 +193,200 @@ def box_shape(box: Box) -> tuple[int, int]:
     return (box[1] - box[0], box[3] - box[2])
 
 
+class Link(NamedTuple):
+    """A tensor a vector group reads that holds the group's own result from one op on (a buffer the
+    group assembled and reads again, a copying reshape of its result): read from UB, not copied in."""
+
+    result: int  #: uid of the group's result the tensor holds
+    after: int  #: seq of the op after which it holds it
+
+
+class Operand(NamedTuple):
+    """A tile op's operand in one task: the tile ops that make it there (its COPY_IN, or the producer's
+    op in each row sub-block it overlaps) and its tile's (rows, cols)."""
+
+    deps: tuple[int, ...]
+    shape: tuple[int, int]
+
+
 def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, int, int], body: Body,
               needs_out: Callable[[int], bool], resolve: Resolver, params: CostParams,
-              links: Mapping[int, tuple[int, int]] | None = None) -> None:
-    """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows)).
+              links: Mapping[int, Link] | None = None) -> None:
+    """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows))
+    — rule vec-task-per-row-block.
 
-    An op whose own tile has fewer rows than the block runs once per row sub-block of its tile (PyPTO
-    puts two [4, K] RMSNorm tiles and the [8, K] activation-quant tile that reads them in one task);
-    a consumer waits for every sub-block it reads.
+    An op whose own tile has fewer rows than the block runs once per row sub-block of its tile (rule
+    vec-fuse-whole-blocks: PyPTO puts two [4, K] RMSNorm tiles and the [8, K] activation-quant tile
+    that reads them in one task); a consumer waits for every sub-block it reads.
 
-    ``links`` maps a tensor the group reads to (the group's own result it holds, the seq of the op
-    after which it does): a buffer the group assembled and reads again, a copying reshape of its
-    result. Such a read takes the result from UB instead of copying it in."""
-    R = grid[0]
-    links = links or {}
-    local: dict[int, dict[int, list[int]]] = {}  # uid -> first row of a sub-block -> producing op per column tile
-    inside = {o.output.uid for o in ops if o.output is not None}
-    lowering = params.cost.lowering
+    ``links``: the tensors the group reads that hold its own result (``Link``); such a read takes the
+    result from UB instead of copying it in."""
+    block = _VecBlock(body, r0, r1, grid[0], resolve, params, links or {},
+                      {o.output.uid for o in ops if o.output is not None})
+    for op in ops:
+        body.record_ops.append(op.seq)
+        if op.op in ("reshape", "view", "assemble") and op.output is not None and op.inputs:
+            block.copy_task(op, op.output)
+        else:
+            block.vector_op(op, needs_out)
 
-    def emit(name: str, pipe: str, shapes: Sequence[Sequence[int]], dtype: str, deps: Sequence[int],
-             out_shape: Sequence[int], out_dtype: str, src: int, extra_ub: int = 0, gm=None) -> int:
-        cycles = tileop_cycles(name, shapes, dtype, nbytes_of(dtype), params)
+
+class _VecBlock:
+    """One row block of a vector group being lowered into ``body``."""
+
+    __slots__ = ("R", "body", "inside", "links", "local", "params", "r0", "r1", "resolve")
+
+    def __init__(self, body: Body, r0: int, r1: int, R: int, resolve: Resolver, params: CostParams,
+                 links: Mapping[int, Link], inside: set[int]) -> None:
+        self.body, self.r0, self.r1, self.R = body, r0, r1, R
+        self.resolve, self.params, self.links, self.inside = resolve, params, links, inside
+        self.local: dict[int, dict[int, list[int]]] = {}  # uid -> first row of a sub-block -> its op per column tile
+
+    def emit(self, name: str, shapes: Sequence[Sequence[int]], dtype: str, deps: Sequence[int | tuple[int, ...]],
+             out_shape: Sequence[int], out_dtype: str, extra_ub: int = 0, pipe: str = "VECTOR",
+             gm: tuple[int, Box, bool] | None = None) -> int:
+        """Append a tile op; ``deps`` are op indices or tuples of them (-1: none). Its output tile
+        (plus ``extra_ub``) counts towards the task's UB."""
+        cycles = tileop_cycles(name, shapes, dtype, nbytes_of(dtype), self.params)
         nb = int(math.prod(out_shape)) * nbytes_of(out_dtype)
-        body.ub_bytes += nb + extra_ub
+        self.body.ub_bytes += nb + extra_ub
         flat = [x for d in deps for x in (d if isinstance(d, tuple) else (d,))]
         dep = tuple(dict.fromkeys(d for d in flat if d >= 0))
         if gm is None:
-            return body.add(shared_op(name, pipe, cycles, dep, tuple(out_shape), nb))
-        return body.add(TileOp(name, pipe, cycles, dep, tuple(out_shape), nb, gm))
+            return self.body.add(shared_op(name, pipe, cycles, dep, tuple(out_shape), nb))
+        return self.body.add(TileOp(name, pipe, cycles, dep, tuple(out_shape), nb, gm))
 
-    def operand(ref: TensorRef, ct: int, src: int, window: Box | None = None, rows: tuple[int, int] = (r0, r1)
-                ) -> tuple[int | tuple[int, ...], tuple[int, int]]:
-        box = window or col_tile(ref_box(ref, R, *rows), tc, nct, ct)
+    def operand(self, ref: TensorRef, ct: int, src: int, tc: int, nct: int, rows: tuple[int, int],
+                window: Box | None = None) -> Operand:
+        """Column tile ``ct`` of ``ref`` over ``rows`` (or its ``window``) as read by op ``src``: from
+        the ops of this task that made it, else one COPY_IN per distinct GM box."""
+        box = window or col_tile(ref_box(ref, self.R, *rows), tc, nct, ct)
         uid = ref.uid
-        link = links.get(uid)
-        if link is not None and src > link[1]:
+        link = self.links.get(uid)
+        if link is not None and src > link[1]:  # by index: graph.py still passes plain (result, after) pairs
             uid = link[0]
-        if uid in inside and uid in local:
-            blocks = local[uid]
+        if uid in self.inside and uid in self.local:
+            blocks = self.local[uid]
             # the sub-blocks of the producer that overlap these rows (all of them for a [1, C] result)
             hit = [p for a, p in blocks.items() if box[0] <= a < box[1]] or list(blocks.values())
-            deps = tuple(p[min(ct, len(p) - 1)] for p in hit)
-            return (deps[0] if len(deps) == 1 else deps), box_shape(box)
-        base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
+            return Operand(tuple(p[min(ct, len(p) - 1)] for p in hit), box_shape(box))
+        base, bbox, via_view, cacheable = self.resolve(ref.uid, box, tuple(ref.shape))
         key = (base, bbox)
-        if key not in body.loaded:
-            full = rows_cols(ref.shape)
-            body.loaded[key] = emit("COPY_IN", "MTE_IN", [full, box_shape(box)], ref.dtype, (), box_shape(box), ref.dtype,
-                                    src, gm=(base, bbox, cacheable))
-            body.reads.append((base, bbox, via_view))
-        return body.loaded[key], box_shape(box)
+        loaded = self.body.loaded
+        if key not in loaded:
+            shape = box_shape(box)
+            loaded[key] = self.emit("COPY_IN", [rows_cols(ref.shape), shape], ref.dtype, (), shape, ref.dtype,
+                                    pipe="MTE_IN", gm=(base, bbox, cacheable))
+            self.body.reads.append((base, bbox, via_view))
+        return Operand((loaded[key],), box_shape(box))
 
-    for op in ops:
-        body.record_ops.append(op.seq)
-        out = op.output
-        tensors = list(op.inputs)
-        _R, _tr, C, tc = vec_grid(op)
+    def copy_out(self, out: TensorRef, box: Box, deps: tuple[int, ...]) -> None:
+        """COPY_OUT of ``box`` of ``out`` to GM (its tile is no UB buffer of the task)."""
+        base, bbox, _v, cacheable = self.resolve(out.uid, box, tuple(out.shape))
+        oshape, nb = box_shape(box), nbytes_of(out.dtype)
+        cycles = tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype, nb, self.params)
+        self.body.add(TileOp("COPY_OUT", "MTE_OUT", cycles, deps, tuple(oshape), int(math.prod(oshape)) * nb,
+                             (base, bbox, cacheable)))
+
+    def copy_task(self, op: OpRecord, out: TensorRef) -> None:
+        """A reshape, view or assemble PyPTO copies: COPY_IN of the source rows, COPY_OUT to the target.
+        A copied view reads only its window of the source; an assemble's rows land at its offsets."""
+        r0, r1, src = self.r0, self.r1, op.inputs[0]
+        C = rows_cols((src if op.op == "assemble" else out).shape)[1]
+        offs = tuple(op.attrs.get("offsets", ()) or ())
+        dc = int(offs[-1]) if offs else 0
+        window = None
+        if op.op == "view":
+            dr = row_offset(offs, src.shape)
+            window = (dr + r0, dr + r1, dc, dc + C)
+        res = self.operand(src, 0, op.seq, C, 1, (r0, r1), window)
+        box = ref_box(out, self.R, r0, r1)
+        if op.op == "assemble":
+            dr = row_offset(offs, tuple(out.shape))
+            box = (r0 + dr, r1 + dr, dc, dc + C)
+        self.copy_out(out, box, res.deps)
+        self.body.writes.append((out.uid, canonical_box(self.resolve, out, box)))
+
+    def vector_op(self, op: OpRecord, needs_out: Callable[[int], bool]) -> None:
+        """The tile ops of one vector op per row sub-block of its own tile and per column tile, each
+        result kept in UB for the group's later ops and written out where ``needs_out``."""
+        r0, r1, out, tensors = self.r0, self.r1, op.output, op.inputs
+        R, tr, C, tc = vec_grid(op)
         nct = max(1, -(-C // tc))
-        if op.op in ("reshape", "view", "assemble") and out is not None and tensors:  # a copy task: copy in, copy out
-            C = tc = rows_cols((tensors[0] if op.op == "assemble" else out).shape)[1]
-            nct = 1
-            window = None
-            if op.op == "view":  # a copied view reads its window of the source, not all of it
-                offs = tuple(op.attrs.get("offsets", ()) or ())
-                dr, dc = row_offset(offs, tensors[0].shape), int(offs[-1]) if offs else 0
-                window = (dr + r0, dr + r1, dc, dc + C)
-            res, ishape = operand(tensors[0], 0, op.seq, window)
-            box = ref_box(out, R, r0, r1)
-            if op.op == "assemble":  # the source's rows land at the assemble's offsets in the buffer
-                offs = tuple(op.attrs.get("offsets", ()) or ())
-                dr, dc = row_offset(offs, tuple(out.shape)), int(offs[-1]) if offs else 0
-                box = (r0 + dr, r1 + dr, dc, dc + C)
-            base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
-            oshape = box_shape(box)
-            body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, rows_cols(out.shape)], out.dtype,
-                                                                 nbytes_of(out.dtype), params),
-                            res if isinstance(res, tuple) else (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(out.dtype),
-                            (base, bbox, cacheable)))
-            body.writes.append((out.uid, canonical_box(resolve, out, box)))
-            continue
-        # an op tiled finer than the block runs once per row sub-block of its own tile
-        subs = [(a, min(r1, a + _tr)) for a in range(r0, r1, _tr)] if _R == R and _tr < r1 - r0 else [(r0, r1)]
+        subs = [(a, min(r1, a + tr)) for a in range(r0, r1, tr)] if R == self.R and tr < r1 - r0 else [(r0, r1)]
+        odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
+        idt = tensors[0].dtype if tensors else odt
         for sr0, sr1 in subs:
             for ct in range(nct):
-                ins = [operand(t, ct, op.seq, rows=(sr0, sr1)) for t in tensors]
-                oshape = box_shape(col_tile(ref_box(out, R, sr0, sr1), tc, nct, ct)) if out is not None else (sr1 - sr0, 1)
-                odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
-                idt = tensors[0].dtype if tensors else odt
-                name = op.op
-                if name in lowering and name not in ("sum", "amax"):
-                    last, dup, res = (ins[0][0] if ins else -1), -1, -1
-                    for step in lowering[name]:
-                        if step == "VEC_DUP":
-                            dup = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
-                            continue
-                        args = [dup, last] if dup >= 0 else [last]
-                        res = last = emit(step, "VECTOR", [oshape] * (len(args) + 1), idt, args, oshape, odt, op.seq)
-                        dup = -1
-                    res = res if res >= 0 else dup
-                elif name in ("sum", "amax") and tensors:
-                    step = lowering.get(name, (OPS[name].tile_op,))[0]
-                    (i0, s0) = ins[0]
-                    tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
-                    res = emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), "VECTOR", [s0, oshape], idt,
-                               [i0], oshape, odt, op.seq, extra_ub=tmp)
-                elif name in BINARY_TILE_OPS and len(ins) == 2:
-                    (ia, sa, ra), (ib, sb, rb) = [(i, sh, t) for (i, sh), t in zip(ins, tensors)]
-                    if (sa[1] == 1 and oshape[1] > 1) or (sa[0] == 1 and oshape[0] > 1):  # broadcast operand second
-                        (ia, sa, ra), (ib, sb, rb) = (ib, sb, rb), (ia, sa, ra)
-                    if sb[1] == 1 and oshape[1] > 1:  # [r, 1] per-row value: BRCB to one 32-byte block per row
-                        wide = (sb[0], max(1, 32 // nbytes_of(rb.dtype)))
-                        ib = emit("BRCB", "VECTOR", [sb, wide], rb.dtype, [ib], wide, rb.dtype, op.seq)
-                        sb = wide
-                    elif sb[0] == 1 and oshape[0] > 1:  # [1, C] row: EXPAND to the tile
-                        ib = emit("EXPAND", "VECTOR", [sb, oshape], rb.dtype, [ib], oshape, rb.dtype, op.seq)
-                        sb = oshape
-                    res = emit(BINARY_TILE_OPS[name], "VECTOR", [sa, sb, oshape], ra.dtype, [ia, ib], oshape, odt, op.seq)
-                elif name in _SCALAR and len(ins) == 1:
-                    res = emit(_SCALAR[name], "VECTOR", [ins[0][1], oshape], idt, [ins[0][0]], oshape, odt, op.seq)
-                elif name in ("full", "zeros") or not ins:
-                    res = emit("VEC_DUP", "VECTOR", [oshape], odt, (), oshape, odt, op.seq)
-                else:
-                    code = UNARY_TILE_OPS.get(name, name.upper())
-                    res = emit(code, "VECTOR", [s for _, s in ins] + [oshape], idt, [i for i, _ in ins], oshape, odt, op.seq)
+                ins = [self.operand(t, ct, op.seq, tc, nct, (sr0, sr1)) for t in tensors]
                 if out is None:
+                    self.tile_op(op, ins, (sr1 - sr0, 1), odt, idt)
                     continue
-                local.setdefault(out.uid, {}).setdefault(sr0, []).append(res)
+                box = col_tile(ref_box(out, self.R, sr0, sr1), tc, nct, ct)
+                res = self.tile_op(op, ins, box_shape(box), odt, idt)
+                self.local.setdefault(out.uid, {}).setdefault(sr0, []).append(res)
                 if needs_out(out.uid):
-                    box = col_tile(ref_box(out, R, sr0, sr1), tc, nct, ct)
-                    full = rows_cols(out.shape)
-                    if "cache_rows" in op.attrs:
-                        # a scatter writes its rows to GM itself (PyPTO 0.2.0's INDEX_OUTCAST, no COPY_OUT);
-                        # where they land is runtime data
-                        box = (0, int(op.attrs["cache_rows"]), 0, full[1])
-                    else:
-                        base, bbox, _v, cacheable = resolve(out.uid, box, tuple(out.shape))
-                        body.add(TileOp("COPY_OUT", "MTE_OUT", tileop_cycles("COPY_OUT", [oshape, full], odt, nbytes_of(odt), params),
-                                        (res,), tuple(oshape), int(math.prod(oshape)) * nbytes_of(odt), (base, bbox, cacheable)))
-                    body.writes.append((out.uid, canonical_box(resolve, out, box)))
+                    self.write_result(op, out, box, res)
+
+    def write_result(self, op: OpRecord, out: TensorRef, box: Box, res: int) -> None:
+        """COPY_OUT of a result another task or the kernel reads — none after a scatter (rule
+        scatter-writes-gm: INDEX_OUTCAST writes its rows to GM itself, where they land is runtime data)."""
+        if "cache_rows" in op.attrs:
+            box = (0, int(op.attrs["cache_rows"]), 0, rows_cols(out.shape)[1])
+        else:
+            self.copy_out(out, box, (res,))
+        self.body.writes.append((out.uid, canonical_box(self.resolve, out, box)))
+
+    def tile_op(self, op: OpRecord, ins: list[Operand], oshape: tuple[int, int], odt: str, idt: str) -> int:
+        """The tile op(s) of one recorded vector op on one tile; returns the index of the one making it."""
+        name, lowering = op.op, self.params.cost.lowering
+        if name in lowering and name not in ("sum", "amax"):
+            return self.stepwise(lowering[name], ins, oshape, odt, idt)
+        if name in ("sum", "amax") and op.inputs:
+            return self.reduce(lowering.get(name, (OPS[name].tile_op,))[0], ins[0], oshape, odt, idt)
+        if name in BINARY_TILE_OPS and len(ins) == 2:
+            return self.binary(BINARY_TILE_OPS[name], ins, op.inputs, oshape, odt)
+        if name in _SCALAR and len(ins) == 1:
+            return self.emit(_SCALAR[name], [ins[0].shape, oshape], idt, [ins[0].deps], oshape, odt)
+        if name in ("full", "zeros") or not ins:
+            return self.emit("VEC_DUP", [oshape], odt, (), oshape, odt)
+        code = UNARY_TILE_OPS.get(name, name.upper())
+        return self.emit(code, [i.shape for i in ins] + [oshape], idt, [i.deps for i in ins], oshape, odt)
+
+    def stepwise(self, steps: Sequence[str], ins: list[Operand], oshape: tuple[int, int], odt: str, idt: str) -> int:
+        """A profile's ``lowering`` of an op: its tile ops in a chain, a VEC_DUP feeding the next step."""
+        last: int | tuple[int, ...] = ins[0].deps if ins else -1
+        dup = res = -1
+        for step in steps:
+            if step == "VEC_DUP":
+                dup = self.emit("VEC_DUP", [oshape], odt, (), oshape, odt)
+                continue
+            args = [dup, last] if dup >= 0 else [last]
+            res = last = self.emit(step, [oshape] * (len(args) + 1), idt, args, oshape, odt)
+            dup = -1
+        return res if res >= 0 else dup
+
+    def reduce(self, step: str, src: Operand, oshape: tuple[int, int], odt: str, idt: str) -> int:
+        """A row reduction (ROW step) to a [r, 1] tile, else the column one; reducing a row to one
+        value holds a half-row scratch tile in UB."""
+        s0 = src.shape
+        tmp = s0[0] * max(1, s0[1] // 2) * nbytes_of(idt) if s0[1] > 1 and oshape[1] == 1 else 0
+        return self.emit(step if oshape[1] == 1 else step.replace("ROW", "COL"), [s0, oshape], idt,
+                         [src.deps], oshape, odt, extra_ub=tmp)
+
+    def binary(self, code: str, ins: list[Operand], tensors: Sequence[TensorRef], oshape: tuple[int, int], odt: str) -> int:
+        """A binary op, a broadcast operand second: a [r, 1] per-row value BRCB'd to one 32-byte block
+        per row, a [1, C] row EXPANDed to the tile."""
+        (a, ra), (b, rb) = zip(ins, tensors)
+        sa, sb = a.shape, b.shape
+        if (sa[1] == 1 and oshape[1] > 1) or (sa[0] == 1 and oshape[0] > 1):
+            (a, ra, sa), (b, rb, sb) = (b, rb, sb), (a, ra, sa)
+        ib: int | tuple[int, ...] = b.deps
+        if sb[1] == 1 and oshape[1] > 1:
+            wide = (sb[0], max(1, 32 // nbytes_of(rb.dtype)))
+            ib = self.emit("BRCB", [sb, wide], rb.dtype, [ib], wide, rb.dtype)
+            sb = wide
+        elif sb[0] == 1 and oshape[0] > 1:
+            ib = self.emit("EXPAND", [sb, oshape], rb.dtype, [ib], oshape, rb.dtype)
+            sb = oshape
+        return self.emit(code, [sa, sb, oshape], ra.dtype, [a.deps, ib], oshape, odt)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..record import OpRecord, RunRecord
+from ..record import OpRecord, RunRecord, TensorRef
+from .aliases import Aliases
 from .lower import vec_grid
 from .rules import Fire, ignore
-from .tasks import Aliases
 
-__all__ = ["vec_groups", "group_grid", "reshape_tasks", "copied_views", "copied_assembles", "unrolled", "chains",
+__all__ = ["chains", "copied_assembles", "copied_views", "group_grid", "reshape_tasks", "unrolled", "vec_groups",
            "vector_results"]
 
 
@@ -33,110 +33,154 @@ def vec_groups(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) 
     pre-attention's q and k slices of a vector epilogue, reshaped to one row per head for their norms),
     not into a buffer PyPTO copies (a copied assemble). The readers of one copy of a kernel argument's
     view share a task (the K and V cache scatters at a token's slot). ``fire`` records the rules applied."""
-    vops = [o for o in root_ops if o.unit == "V"]
-    parent = {o.seq: o.seq for o in vops}
+    fusion = _Fusion(root_ops, aliases, fire)
+    for o in root_ops:
+        fusion.visit(o)
+    return fusion.groups()
 
-    def find(x: int) -> int:
+
+class _Fusion:
+    """The state of vec_groups' walk over one root: a union-find over the vector ops' seqs and what
+    each tensor holds on the way."""
+
+    def __init__(self, root_ops: list[OpRecord], aliases: Aliases, fire: Fire) -> None:
+        self.vops = [o for o in root_ops if o.unit == "V"]
+        self.aliases, self.fire = aliases, fire
+        self.parent = {o.seq: o.seq for o in self.vops}
+        self.grid = {o.seq: vec_grid(o)[:2] for o in self.vops}
+        self.chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
+        self.depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
+        self.strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
+        self.halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
+        self.read_of: dict[int, int] = {}  # uid of a one-input vector op on a kernel argument -> the argument's uid
+        # ops with no inputs (a full's constant) sit at no matmul depth: they join their first reader
+        self.made_from_nothing = {o.seq for o in self.vops if not o.inputs}
+        self.sliced: dict[int, int] = {}  # uid of a view of a vector result -> seq of the op that made the result
+        self.copied = {o.seq for o in copied_assembles(root_ops)}
+        self.first_reader: dict[int, int | None] = dict.fromkeys(_argument_copies(root_ops, aliases))
+        # named tensors something in the root reads again (a reshape, a vector op), not only assembles out
+        self.reread = {t.uid for x in root_ops if x.op != "assemble" for t in x.inputs}
+        self.stitched: set[int] = set()  # uids holding pieces joined that way (and their reshapes, assembles)
+
+    def find(self, x: int) -> int:
+        parent = self.parent
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
-    depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
-    strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
-    halves: set[int] = set()  # uids of views of part of the last dim of a vector result of the root
-    grid = {o.seq: vec_grid(o)[:2] for o in vops}
-    read_of: dict[int, int] = {}  # uid of a one-input vector op on a kernel argument -> the argument's uid
-    # ops with no inputs (a full's constant) sit at no matmul depth: they join their first reader
-    made_from_nothing = {o.seq for o in vops if not o.inputs}
-    sliced: dict[int, int] = {}  # uid of a view of a vector result -> seq of the op that made the result
-    copied = {o.seq for o in copied_assembles(root_ops)}
-    first_reader: dict[int, int | None] = dict.fromkeys(_argument_copies(root_ops, aliases))
-    # named tensors something in the root reads again (a reshape, a vector op), not only assembles out
-    reread = {t.uid for x in root_ops if x.op != "assemble" for t in x.inputs}
-    stitched: set[int] = set()  # uids holding pieces joined that way (and their reshapes, assembles)
-    for o in root_ops:
+    def join(self, a: int, b: int) -> None:
+        """Put op ``a``'s task with op ``b``'s."""
+        self.parent[self.find(a)] = self.find(b)
+
+    def groups(self) -> list[list[OpRecord]]:
+        groups: dict[int, list[OpRecord]] = defaultdict(list)
+        for o in self.vops:
+            groups[self.find(o.seq)].append(o)
+        return sorted(groups.values(), key=lambda g: g[0].seq)
+
+    def visit(self, o: OpRecord) -> None:
+        """One op of the root, in program order: join it to its producers' tasks, then track its result."""
         d = 0
         for t in o.inputs:  # the deepest input (a loop: this runs for every op of every root)
-            d = max(d, depth.get(t.uid, 0))
-        # a [rows, 1] column broadcast along the rows of a wider operand is a per-row scalar, no strided
-        # op (rule column-broadcast-joins: the MoE's expert output times its routing column)
-        on_strided = bool(strided) and any(t.uid in strided for t in o.inputs)
-        if on_strided and o.output is not None and o.output.shape and o.output.shape[-1] > 1:
-            fire("column-broadcast-joins")
-            on_strided = False
-        alone = o.unit == "V" and (on_strided or (bool(halves) and _half_times_broadcast(o, halves)))
-        if alone:
-            fire("strided-view-op-alone")
+            d = max(d, self.depth.get(t.uid, 0))
+        alone = o.unit == "V" and self.stands_alone(o)
         if o.unit == "V" and not alone:
-            # an op joining the reads of two kernel arguments (add_residual's x + residual) leaves each
-            # read (and its cast) a task of its own in PyPTO 0.2.0 (rule two-argument-reads-alone)
-            reads = {t.uid for t in o.inputs if t.uid in read_of} if read_of else set()
-            if len({read_of[u] for u in reads}) < 2:
-                reads = set()
-            elif any(t.uid in reads and t.uid in chain for t in o.inputs):
-                fire("two-argument-reads-alone")
-            for t in o.inputs:
-                p = chain.get(t.uid)
-                if (p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq])
-                        and (depth[t.uid] == d or p in made_from_nothing)):
-                    if depth[t.uid] != d:
-                        fire("constant-joins-reader")
-                    parent[find(o.seq)] = find(p)
-                if t.uid in first_reader:  # the readers of one argument copy share a task
-                    q = first_reader[t.uid]
-                    if q is None:
-                        first_reader[t.uid] = o.seq
-                    elif _fits(grid[q], grid[o.seq]):
-                        fire("argument-copy-readers-share-task")
-                        parent[find(o.seq)] = find(q)
-        if o.output is None:
-            continue
-        depth[o.output.uid] = d + (o.unit == "C")
-        src = o.inputs[0].uid if o.inputs else None
-        if o.unit == "V" and len(o.inputs) == 1 and (arg := aliases.argument(src)) is not None:
-            read_of[o.output.uid] = arg
-        if o.unit == "S" and o.op == "view" and o.inputs and o.output.shape and o.inputs[0].shape:
-            if o.output.shape[-1] == 1 < o.inputs[0].shape[-1]:
-                strided.add(o.output.uid)
-            elif o.output.shape[-1] < o.inputs[0].shape[-1] and src in chain:
-                halves.add(o.output.uid)
+            self.join_producers(o, d)
+        if o.output is not None:
+            self.track(o, o.output, d, alone)
+
+    def stands_alone(self, o: OpRecord) -> bool:
+        """A vector op on strided views (RoPE's x1·cos of interleaved pairs), or a product of part of a
+        row by a table broadcast over a middle dim (variant A's x1·cos over the heads): a task of its own
+        in PyPTO 0.2.0, copying the whole source in (rule strided-view-op-alone)."""
+        on_strided = bool(self.strided) and any(t.uid in self.strided for t in o.inputs)
+        if on_strided and o.output is not None and o.output.shape and o.output.shape[-1] > 1:
+            # a [rows, 1] column broadcast along the rows of a wider operand is a per-row scalar, no
+            # strided op (rule column-broadcast-joins: the MoE's expert output times its routing column)
+            self.fire("column-broadcast-joins")
+            on_strided = False
+        alone = on_strided or (bool(self.halves) and _half_times_broadcast(o, self.halves))
         if alone:
-            # an op on strided views (RoPE's x1·cos of interleaved pairs), or a product of part of a
-            # row by a table broadcast over a middle dim (variant A's x1·cos over the heads), runs as
-            # a task of its own in PyPTO 0.2.0, copying the whole source in; its consumers start the
-            # next task
-            chain.pop(o.output.uid, None)
+            self.fire("strided-view-op-alone")
+        return alone
+
+    def join_producers(self, o: OpRecord, d: int) -> None:
+        """Join a vector op to the tasks of the vector ops whose results it reads at its stage (or that
+        made a constant: rule constant-joins-reader), and to the other readers of an argument copy
+        (rule argument-copy-readers-share-task)."""
+        chain, depth, grid = self.chain, self.depth, self.grid
+        reads = self.argument_reads(o)
+        for t in o.inputs:
+            p = chain.get(t.uid)
+            if (p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq])
+                    and (depth[t.uid] == d or p in self.made_from_nothing)):
+                if depth[t.uid] != d:
+                    self.fire("constant-joins-reader")
+                self.join(o.seq, p)
+            if t.uid in self.first_reader:
+                q = self.first_reader[t.uid]
+                if q is None:
+                    self.first_reader[t.uid] = o.seq
+                elif _fits(grid[q], grid[o.seq]):
+                    self.fire("argument-copy-readers-share-task")
+                    self.join(o.seq, q)
+
+    def argument_reads(self, o: OpRecord) -> set[int]:
+        """The inputs of an op joining the reads of two kernel arguments (add_residual's x + residual):
+        each read (and its cast) stays a task of its own in PyPTO 0.2.0 (rule two-argument-reads-alone)."""
+        read_of = self.read_of
+        reads = {t.uid for t in o.inputs if t.uid in read_of} if read_of else set()
+        if len({read_of[u] for u in reads}) < 2:
+            return set()
+        if any(t.uid in reads and t.uid in self.chain for t in o.inputs):
+            self.fire("two-argument-reads-alone")
+        return reads
+
+    def track(self, o: OpRecord, out: TensorRef, d: int, alone: bool) -> None:
+        """Record what ``o``'s result is: its stage, the argument it reads, a strided view or part of a
+        row, and the vector op whose result it holds (none after an op that stands alone: its
+        consumers start the next task)."""
+        self.depth[out.uid] = d + (o.unit == "C")
+        src = o.inputs[0].uid if o.inputs else None
+        if o.unit == "V" and len(o.inputs) == 1 and (arg := self.aliases.argument(src)) is not None:
+            self.read_of[out.uid] = arg
+        if o.unit == "S" and o.op == "view" and out.shape and o.inputs and o.inputs[0].shape:
+            if out.shape[-1] == 1 < o.inputs[0].shape[-1]:
+                self.strided.add(out.uid)
+            elif out.shape[-1] < o.inputs[0].shape[-1] and src in self.chain:
+                self.halves.add(out.uid)
+        chain = self.chain
+        if alone:
+            chain.pop(out.uid, None)
         elif o.unit == "V":
-            chain[o.output.uid] = o.seq
+            chain[out.uid] = o.seq
         elif o.unit == "S" and o.op == "view" and src in chain:
-            sliced[o.output.uid] = chain.pop(o.output.uid, chain[src])
-        elif o.unit == "S" and o.op == "reshape" and src in sliced:
-            fire("reshaped-slice-joins-producer")
-            chain[o.output.uid] = sliced[src]
-        elif o.unit == "S" and src in chain and chains(o) and o.seq not in copied:
-            dst = o.output.uid
-            prev = chain.get(dst) if o.op == "assemble" else None
-            if src in stitched:
-                stitched.add(dst)
-            if (prev is not None and (dst in reread or dst in stitched) and _fits(grid[prev], grid[chain[src]])
-                    and depth.get(dst) == depth.get(src)):
-                # two results assembled into one named tensor in the root: one task in PyPTO 0.2.0 when
-                # the root reads the tensor again (RoPE's o1 and o2 into the pairs, reshaped; K's halves
-                # into k_tmp, scattered) or it already holds pieces stitched that way (the rotated pairs
-                # and the pass-through into the heads); the fused pre-attention's Q halves, only
-                # assembled out, stay two (rule assembled-pieces-share-task)
-                fire("assembled-pieces-share-task")
-                parent[find(chain[src])] = find(prev)
-                stitched.add(dst)
-            chain[o.output.uid] = chain[src]
+            self.sliced[out.uid] = chain.pop(out.uid, chain[src])
+        elif o.unit == "S" and o.op == "reshape" and src in self.sliced:
+            self.fire("reshaped-slice-joins-producer")
+            chain[out.uid] = self.sliced[src]
+        elif o.unit == "S" and src in chain and chains(o) and o.seq not in self.copied:
+            self.assembled_pieces(o, src, out.uid)
+            chain[out.uid] = chain[src]
         else:
-            chain.pop(o.output.uid, None)
-    groups: dict[int, list[OpRecord]] = defaultdict(list)
-    for o in vops:
-        groups[find(o.seq)].append(o)
-    return sorted(groups.values(), key=lambda g: g[0].seq)
+            chain.pop(out.uid, None)
+
+    def assembled_pieces(self, o: OpRecord, src: int, dst: int) -> None:
+        """Two results assembled into one named tensor in the root: one task in PyPTO 0.2.0 when the root
+        reads the tensor again (RoPE's o1 and o2 into the pairs, reshaped; K's halves into k_tmp,
+        scattered) or it already holds pieces stitched that way (the rotated pairs and the pass-through
+        into the heads); the fused pre-attention's Q halves, only assembled out, stay two (rule
+        assembled-pieces-share-task)."""
+        chain, depth = self.chain, self.depth
+        prev = chain.get(dst) if o.op == "assemble" else None
+        if src in self.stitched:
+            self.stitched.add(dst)
+        if (prev is not None and (dst in self.reread or dst in self.stitched)
+                and _fits(self.grid[prev], self.grid[chain[src]]) and depth.get(dst) == depth.get(src)):
+            self.fire("assembled-pieces-share-task")
+            self.join(chain[src], prev)
+            self.stitched.add(dst)
 
 
 def _argument_copies(root_ops: list[OpRecord], aliases: Aliases) -> list[int]:

@@ -2,8 +2,7 @@
 
 * ``Task``: one AIC, AIV or sync (HUB) task with its tile ops, what it reads and writes and, once
   simulated, its timing.
-* ``Aliases``: views and reshapes (read aliases) and assembles (write aliases) of the recorded
-  tensors, so a read or write resolves to the tensor that holds the data.
+* ``Aliases`` (aliases.py, re-exported): where a read or write of a view, reshape or assemble lands.
 * ``dependencies``: read-after-write edges between tasks; ``sync_tasks``: PyPTO's HUB tasks;
   ``device_tasks``: roots stitched into device tasks that run one after the other.
 """
@@ -11,20 +10,35 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..options import RuntimeOptions
-from ..record import OpRecord, TensorRef
-from .lower import Box, TileOp, row_offset as _row_offset, rows_cols
+from .aliases import Aliases
+from .lower import Box, TileOp, rows_cols
 from .rules import Fire, ignore
 
-__all__ = ["SYNC_MIN", "Task", "Aliases", "overlap", "dependencies", "sync_tasks", "device_tasks"]
+__all__ = ["SYNC_MIN", "Aliases", "RootInfo", "Task", "dependencies", "device_tasks", "overlap", "sync_tasks"]
 
 #: PyPTO routes a join through a sync (HUB) task only from 3 producers (or 3 view readers) up;
 #: with 2 producers every consumer waits on both directly (seen in its task topology): rules
 #: sync-join-from-three and root-start-sync.
 SYNC_MIN = 3
+
+
+class RootInfo(TypedDict, total=False):
+    """What the sync and device-task passes know of one root (graph.py makes one per root)."""
+
+    index: int
+    loops: list[tuple[str, int, int, int]]  #: (name, index, iteration, factor) of its loop frames, outermost first
+    views: bool  #: it has a view (its readers may wait for a root-start sync task)
+    assembles: bool  #: it has an assemble (its writers feed a root-end sync task)
+    scope: int | None  #: the options scope of its innermost loop (None outside loops)
+    outer: int | None  #: that of its outermost loop
+    submit_before_loop: bool  #: its outer loop submits what ran before it as a device task of its own
+    made: set[int]  #: uids its S ops made
+    vector_made: set[int]  #: uids of its vector results and their views and reshapes
 
 
 @dataclass
@@ -52,86 +66,6 @@ class Task:
     start: int = 0
     end: int = 0
     core: int = -1
-
-
-class Aliases:
-    """Views (read aliases), reshapes and assembles (write aliases) of the recorded tensors."""
-
-    def __init__(self, ops: list[OpRecord], refs: dict[int, TensorRef]) -> None:
-        self.read: dict[int, tuple[int, int, int, bool]] = {}
-        self.write: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-        self.refs = refs
-        for op in ops:
-            if op.unit != "S" or op.output is None or not op.inputs:
-                continue
-            src, dst = op.inputs[0], op.output
-            offs = tuple(op.attrs.get("offsets", ()) or ())
-            dc = int(offs[-1]) if offs else 0
-            if op.op == "view" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, _row_offset(offs, src.shape), dc, True)
-            elif op.op == "reshape" and src.uid != dst.uid:
-                self.read[dst.uid] = (src.uid, 0, 0, False)
-            elif op.op == "assemble":
-                self.write[src.uid].append((dst.uid, _row_offset(offs, dst.shape), dc))
-
-    def canon(self, uid: int, box: Box, shape: tuple[int, ...] | None) -> Box:
-        """``box`` of ``uid`` seen through an in-place reshape (same uid, another 2-D shape) in the
-        coordinates of the tensor's first shape: whole rows map by element offset, else the whole tensor."""
-        ref = self.refs.get(uid)
-        if shape is None or ref is None or shape == ref.shape:  # the common case: no reshape in between
-            return box
-        (r, c), (R, C) = rows_cols(shape), rows_cols(ref.shape)
-        if (r, c) == (R, C):
-            return box
-        if box[2] == 0 and box[3] >= c and C > 0:
-            return (box[0] * c // C, min(R, -(-box[1] * c // C)), 0, C)
-        return (0, R, 0, C)
-
-    def __call__(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
-        return self.resolve(uid, box, shape)
-
-    def resolve(self, uid: int, box: Box, shape: tuple[int, ...] | None = None) -> tuple[int, Box, bool, bool]:
-        ref = self.refs.get(uid)
-        if uid not in self.read and (shape is None or ref is None or shape == ref.shape):
-            # the common case: the tensor itself, in its own shape (canon and the alias walk are no-ops)
-            return uid, box, False, bool(ref.cacheable) if ref is not None else True
-        box = self.canon(uid, box, shape)
-        via_view = False
-        seen = 0
-        while uid in self.read and seen < 16:
-            base, dr, dc, exact = self.read[uid]
-            if exact:
-                box = (box[0] + dr, box[1] + dr, box[2] + dc, box[3] + dc)
-                via_view = True
-            else:
-                r, c = rows_cols(self.refs[base].shape) if base in self.refs else (box[1], box[3])
-                box = (0, r, 0, c)
-            uid, seen = base, seen + 1
-        ref = self.refs.get(uid)
-        return uid, box, via_view, bool(ref.cacheable) if ref is not None else True
-
-    def argument(self, uid: int) -> int | None:
-        """The kernel argument ``uid`` views or reshapes (through any chain of them), or None."""
-        seen = 0
-        while uid in self.read and seen < 16:
-            uid, seen = self.read[uid][0], seen + 1
-        ref = self.refs.get(uid)
-        return uid if ref is not None and ref.kind == "gm" else None
-
-    def write_targets(self, uid: int, box: Box) -> list[tuple[int, Box]]:
-        """``box`` of ``uid`` and where assembles put it, through nested assembles (a head's rows into
-        a named buffer, the buffer into the kernel's output: both hold the data)."""
-        out, todo, seen = [(uid, box)], [(uid, box)], {uid}
-        while todo:
-            u, b = todo.pop()
-            for dst, dr, dc in self.write.get(u, ()):
-                if dst in seen:
-                    continue
-                seen.add(dst)
-                nb = (b[0] + dr, b[1] + dr, b[2] + dc, b[3] + dc)
-                out.append((dst, nb))
-                todo.append((dst, nb))
-        return out
 
 
 def overlap(a: Box, b: Box) -> bool:
@@ -250,19 +184,37 @@ def _waits_for(by_id: dict[int, Task], a: int, b: int) -> bool:
     return False
 
 
-def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
+def sync_tasks(tasks: list[Task], roots: Sequence[RootInfo], aliases: Aliases,
                reads_of: dict[int, set[int]] | None = None, fire: Fire = ignore) -> None:
     """HUB tasks: one per complete join between task sets, per root start (views), per root end (assembles),
     and one per root of views and reshapes only, ahead of the tasks of later roots that read them (rule
     reshape-root-sync: the online flash attention's per-sequence reshape of q, a sync task before the two
     head copies of each sequence in PyPTO 0.2.0).
     ``reads_of``: task id -> the tensor uids its recorded ops read; ``fire`` records the rules applied."""
+    _join_syncs(tasks, fire)
+    # the work tasks of each root and every task's successors, as the joins left them
+    by_root: dict[int, list[Task]] = defaultdict(list)
+    succs: dict[int, list[Task]] = defaultdict(list)
+    for t in tasks:
+        if t.kind != "HUB":
+            by_root[t.root].append(t)
+        for p in t.preds:
+            succs[p].append(t)
+    for r, info in enumerate(roots):
+        _root_syncs(tasks, r, info, by_root.get(r, []), aliases, succs, fire)
+    _reshape_root_syncs(tasks, roots, by_root, succs, reads_of or {}, fire)
+    _link_successors(tasks)
+
+
+def _join_syncs(tasks: list[Task], fire: Fire) -> None:
+    """Rule sync-join-from-three: the tasks of a group that wait for the same ``SYNC_MIN`` or more
+    tasks wait for one sync task instead."""
     by_group: dict[int, list[Task]] = defaultdict(list)
     for t in list(tasks):
         by_group[t.group].append(t)
     for members in by_group.values():
         clusters: dict[frozenset[int], list[Task]] = defaultdict(list)
-        for m in members:  # tasks of a group that wait for the same set of tasks share one sync task
+        for m in members:
             clusters[frozenset(m.preds)].append(m)
         for common, cluster in clusters.items():
             if len(cluster) < 2 or len(common) < SYNC_MIN:
@@ -272,38 +224,41 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             tasks.append(hub)
             for m in cluster:
                 m.preds = {hub.id}
-    by_root: dict[int, list[Task]] = defaultdict(list)
-    succs: dict[int, list[Task]] = defaultdict(list)
-    for t in tasks:
-        if t.kind != "HUB":
-            by_root[t.root].append(t)
-        for p in t.preds:
-            succs[p].append(t)
-    for r, info in enumerate(roots):
-        members = by_root.get(r, [])
-        if info["views"]:
-            readers = [t for t in members if any(v for _u, _b, v in t.reads)]
-            if len(readers) >= SYNC_MIN:
-                fire("root-start-sync")
-                hub = Task(len(tasks), "HUB", "", r, -1)
-                tasks.append(hub)
-                for t in _first_of(readers, succs):
-                    t.preds.add(hub.id)
-        if info["assembles"]:
-            writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
-            if writers:
-                fire("root-end-sync")
-                tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+
+
+def _root_syncs(tasks: list[Task], r: int, info: RootInfo, members: list[Task], aliases: Aliases,
+                succs: dict[int, list[Task]], fire: Fire) -> None:
+    """The sync tasks at root ``r``'s start (rule root-start-sync: ahead of ``SYNC_MIN`` or more readers
+    of its views) and end (rule root-end-sync: after the writers of its assembles)."""
+    if info["views"]:
+        readers = [t for t in members if any(v for _u, _b, v in t.reads)]
+        if len(readers) >= SYNC_MIN:
+            fire("root-start-sync")
+            hub = Task(len(tasks), "HUB", "", r, -1)
+            tasks.append(hub)
+            for t in _first_of(readers, succs):
+                t.preds.add(hub.id)
+    if info["assembles"]:
+        writers = [t for t in members if any(uid in aliases.write for uid, _b in t.writes)]
+        if writers:
+            fire("root-end-sync")
+            tasks.append(Task(len(tasks), "HUB", "", r, -1, preds={t.id for t in writers}))
+
+
+def _reshape_root_syncs(tasks: list[Task], roots: Sequence[RootInfo], by_root: dict[int, list[Task]],
+                        succs: dict[int, list[Task]], reads_of: dict[int, set[int]], fire: Fire) -> None:
+    """Rule reshape-root-sync: a root of views and reshapes only (no task of its own) is a sync task
+    ahead of the first readers, in the loop iterations it opens, of what it made."""
     readers_of: dict[int, list[Task]] = defaultdict(list)  # uid -> the tasks that read it, in id order
     for t in tasks:
         if t.kind != "HUB":
-            for uid in (reads_of or {}).get(t.id, ()):
+            for uid in reads_of.get(t.id, ()):
                 readers_of[uid].append(t)
     for r, info in enumerate(roots):
         made = info.get("made") or set()
         if by_root.get(r) or not made:
             continue
-        frames = info["loops"]  # readers in the loop iterations this root opens
+        frames = info["loops"]
         found = {t.id: t for uid in made for t in readers_of.get(uid, ())
                  if t.root > r and roots[t.root]["loops"][:len(frames)] == frames}
         readers = [found[i] for i in sorted(found)]
@@ -313,6 +268,10 @@ def sync_tasks(tasks: list[Task], roots: list[dict[str, Any]], aliases: Aliases,
             tasks.append(hub)
             for t in _first_of([t for t in readers if t.device == readers[0].device], succs):
                 t.preds.add(hub.id)
+
+
+def _link_successors(tasks: list[Task]) -> None:
+    """Each sync task in its root's device task; every task's ``succs`` from the ``preds``, in id order."""
     device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
     for t in tasks:
         t.succs = []
@@ -338,7 +297,7 @@ def _first_of(readers: list[Task], succs: dict[int, list[Task]]) -> list[Task]:
     return [t for t in readers if t.id not in seen]
 
 
-def device_tasks(tasks: list[Task], roots: list[dict[str, Any]], runtime: RuntimeOptions,
+def device_tasks(tasks: list[Task], roots: Sequence[RootInfo], runtime: RuntimeOptions,
                  fire: Fire = ignore) -> list[list[int]]:
     per = max(1, int(runtime.stitch_function_max_num or 1))
     device_of_root, dev, used = [], 0, 0

@@ -23,8 +23,10 @@ from typing import Any
 from ..record import RunRecord
 from .lower import nbytes_of
 from .model import Estimate, estimate
+from .params import CostParams
+from .tasks import Task
 
-__all__ = ["trace_events", "write_trace", "lane_names"]
+__all__ = ["lane_names", "trace_events", "write_trace"]
 
 PID = 1
 
@@ -48,64 +50,71 @@ def _operand(est: Estimate, uid: int, box: tuple[int, int, int, int]) -> dict[st
 def trace_events(source: RunRecord | Estimate, profile: Any = None) -> dict[str, Any]:
     """The trace as a dict (``{"traceEvents": [...], "displayTimeUnit": "ns", ...}``)."""
     est = source if isinstance(source, Estimate) else estimate(source, profile)
-    p = est.params
-    aic, aiv = est.profile.aic, est.profile.aiv
-    names = lane_names(aic, aiv)
-    hub_tid = aic + aiv + 8
+    events = _lane_events(est)
+    hub_tid = est.profile.aic + est.profile.aiv + 8
+    by_root_index: Counter[int] = Counter()  # a task's index within its root, as in PyPTO's task names
+    for t in est.graph.tasks:
+        events.append(_task_event(est, t, by_root_index[t.root], hub_tid))
+        by_root_index[t.root] += 1
+    events += _flow_events(est.graph.tasks, est.params)
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": {"generator": "ptosim.cost", "summary": est.summary()}}
+
+
+def _lane_events(est: Estimate) -> list[dict[str, Any]]:
+    """The ``"M"`` metadata: the process and one named, ordered thread per lane."""
     events: list[dict[str, Any]] = [
         {"ph": "M", "name": "process_name", "pid": PID, "tid": 0, "args": {"name": f"{est.kernel} on {est.profile.name}"}},
         {"ph": "M", "name": "process_sort_index", "pid": PID, "tid": 0, "args": {"sort_index": 0}},
     ]
-    for tid, name in names.items():
+    for tid, name in lane_names(est.profile.aic, est.profile.aiv).items():
         events.append({"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": name}})
         events.append({"ph": "M", "name": "thread_sort_index", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
-    by_root_index: Counter[int] = Counter()
-    tasks = est.graph.tasks
-    roots = est.graph.roots
-    for t in tasks:
-        idx = by_root_index[t.root]
-        by_root_index[t.root] += 1
-        tid = hub_tid if t.kind == "HUB" else t.core + 1
-        dur = p.us(max(t.end - t.start, 0))
-        name = f"{t.device}-{t.root}-{idx}-{t.root}-{max(t.group, 0)}({t.label})"
-        args: dict[str, Any] = {
-            "taskId": t.id, "label": t.label, "kind": t.kind, "device_task": t.device, "root": t.root,
-            "loop": roots[t.root]["loops"] if t.root < len(roots) else [],
-            "cycles": t.end - t.start,
-        }
-        if t.kind != "HUB":
-            ops = Counter(o.name for o in t.ops)
-            args.update({
-                "ops": [f"{est.graph.op_names.get(s, '?')}#{s}" for s in t.record_ops],
-                "ioperand-hint": [_operand(est, u, b) for u, b, _v in t.reads],
-                "ooperand-hint": [_operand(est, u, b) for u, b in t.writes],
-                "tile_ops": dict(ops),
-                "pipe_busy_cycles": dict(t.busy),
-                "l2": {"hits": t.l2_hits, "misses": t.l2_misses},
-            })
-            if t.merge:
-                args["event-hint"] = t.merge
-        else:
-            args["preds"] = len(t.preds)
-            args["succs"] = len(t.succs)
-        events.append({"name": name, "cat": "event" if t.kind != "HUB" else "sync", "ph": "X", "pid": PID, "tid": tid,
-                       "ts": round(p.us(t.start), 4), "dur": round(max(dur, 0.001), 4), "id": t.id, "args": args})
-    # flow arrows: last-finishing (work) predecessor of each work task, looking through sync tasks
+    return events
+
+
+def _task_event(est: Estimate, t: Task, idx: int, hub_tid: int) -> dict[str, Any]:
+    """The ``"X"`` event of task ``t``, the ``idx``-th of its root, on its core's lane (or the sync lane)."""
+    p, roots = est.params, est.graph.roots
+    args: dict[str, Any] = {
+        "taskId": t.id, "label": t.label, "kind": t.kind, "device_task": t.device, "root": t.root,
+        "loop": roots[t.root]["loops"] if t.root < len(roots) else [],
+        "cycles": t.end - t.start,
+    }
+    if t.kind != "HUB":
+        args.update(_work_args(est, t))
+    else:
+        args["preds"] = len(t.preds)
+        args["succs"] = len(t.succs)
+    return {"name": f"{t.device}-{t.root}-{idx}-{t.root}-{max(t.group, 0)}({t.label})",
+            "cat": "event" if t.kind != "HUB" else "sync", "ph": "X", "pid": PID,
+            "tid": hub_tid if t.kind == "HUB" else t.core + 1, "ts": round(p.us(t.start), 4),
+            "dur": round(max(p.us(max(t.end - t.start, 0)), 0.001), 4), "id": t.id, "args": args}
+
+
+def _work_args(est: Estimate, t: Task) -> dict[str, Any]:
+    """What an AIC or AIV task did: its recorded ops, operands, tile ops, pipe time, L2 and merge hint."""
+    args = {
+        "ops": [f"{est.graph.op_names.get(s, '?')}#{s}" for s in t.record_ops],
+        "ioperand-hint": [_operand(est, u, b) for u, b, _v in t.reads],
+        "ooperand-hint": [_operand(est, u, b) for u, b in t.writes],
+        "tile_ops": dict(Counter(o.name for o in t.ops)),
+        "pipe_busy_cycles": dict(t.busy),
+        "l2": {"hits": t.l2_hits, "misses": t.l2_misses},
+    }
+    if t.merge:
+        args["event-hint"] = t.merge
+    return args
+
+
+def _flow_events(tasks: list[Task], p: CostParams) -> list[dict[str, Any]]:
+    """``"s"``/``"f"`` arrows into each work task from its last-finishing work predecessor."""
+    events: list[dict[str, Any]] = []
     flow = 0
     for t in tasks:
         if t.kind == "HUB":
             continue
-        preds, seen = list(t.preds), set()
-        work = []
-        while preds:
-            q = preds.pop()
-            if q in seen:
-                continue
-            seen.add(q)
-            if tasks[q].kind == "HUB":
-                preds.extend(tasks[q].preds)
-            else:
-                work.append(tasks[q])
+        work = _work_preds(tasks, t)
         if not work:
             continue
         src = max(work, key=lambda w: w.end)
@@ -113,8 +122,23 @@ def trace_events(source: RunRecord | Estimate, profile: Any = None) -> dict[str,
         common = {"cat": "machine-view-last-dep", "name": "machine-view-last-dep", "pid": PID, "id": flow}
         events.append({**common, "ph": "s", "tid": src.core + 1, "ts": round(p.us(src.end) - 0.0005, 4)})
         events.append({**common, "ph": "f", "bp": "e", "tid": t.core + 1, "ts": round(p.us(t.start), 4)})
-    return {"traceEvents": events, "displayTimeUnit": "ns",
-            "otherData": {"generator": "ptosim.cost", "summary": est.summary()}}
+    return events
+
+
+def _work_preds(tasks: list[Task], t: Task) -> list[Task]:
+    """The work (non-sync) tasks ``t`` waits for, looking through sync tasks."""
+    preds, seen = list(t.preds), set()
+    work = []
+    while preds:
+        q = preds.pop()
+        if q in seen:
+            continue
+        seen.add(q)
+        if tasks[q].kind == "HUB":
+            preds.extend(tasks[q].preds)
+        else:
+            work.append(tasks[q])
+    return work
 
 
 def write_trace(record: RunRecord | Estimate, path: str | os.PathLike[str], profile: Any = None) -> Estimate:
