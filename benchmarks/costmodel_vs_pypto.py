@@ -352,7 +352,7 @@ TASK_GOAL = 0.10          # AIC+AIV task counts within 10 %
 
 if str(HERE) not in sys.path:  # kernel_families sits beside this script
     sys.path.insert(0, str(HERE))
-import kernel_families as families
+import kernel_families as families  # noqa: E402 (after the sys.path line above)
 
 
 def _split_of(family_id: str | None) -> str:

@@ -389,7 +389,10 @@ def _fp32_ref(n: int, mode: CastMode) -> float:
     if lo == A:
         return float(n)
     hi = lo + (1 << shift)
-    code = lambda v: struct.unpack("<I", struct.pack("<f", float(v)))[0]
+
+    def code(v: object) -> int:
+        return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+
     c = _choose(Fraction(A), Fraction(lo), Fraction(hi), code(lo), code(hi), mode, neg, False)
     v = struct.unpack("<f", struct.pack("<I", c))[0]
     return -v if neg else v
