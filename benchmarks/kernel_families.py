@@ -66,7 +66,7 @@ STRUCTURE: dict[str, tuple[str, ...]] = {
     "SK-04": ("kv_layout", "k_split"),
     "SK-05": ("k_split",),
     "SK-06": ("quant_mode", "down_proj"),
-    "SK-07": ("router", "shared_expert"),
+    "SK-07": ("router", "shared_expert", "quant_mode"),
 }
 
 
@@ -105,9 +105,11 @@ FAMILIES: tuple[Family, ...] = (
     _f("swiglu-int8", "SK-06", "AT-07", "fused SwiGLU without the down projection, INT8 W8A8",
        quant_mode="int8_w8a8", down_proj=False),
     _f("moe-grouped", "SK-07", "AT-15", "MoE block, DeepSeek-V3's grouped sigmoid router, a shared expert",
-       router="grouped_sigmoid", shared_expert=True),
+       router="grouped_sigmoid", shared_expert=True, quant_mode="none"),
+    _f("moe-grouped-int8", "SK-07", "AT-15", "MoE block, grouped sigmoid router, a shared expert, INT8 W8A8 experts",
+       router="grouped_sigmoid", shared_expert=True, quant_mode="int8_w8a8"),
     _f("moe-softmax", "SK-07", "AT-15", "MoE block, Qwen3-MoE's softmax router, no shared expert",
-       router="softmax", shared_expert=False),
+       router="softmax", shared_expert=False, quant_mode="none"),
 )
 
 BY_ID: dict[str, Family] = {f.id: f for f in FAMILIES}
