@@ -52,13 +52,14 @@ def reads_of_made(record: RunRecord, tasks: list[Task], made: set[int]) -> dict[
     if not made:
         return {}
     inputs: dict[int, set[int]] = {}
-    for o in record.ops:
-        s = {t.uid for t in o.inputs if t.uid in made}
-        if s:
-            inputs[o.seq] = s
+    for o in record.ops:  # plain loops: no set made for the ops (and tasks) that read none, most of them
+        for t in o.inputs:
+            if t.uid in made:
+                inputs.setdefault(o.seq, set()).add(t.uid)
     out: dict[int, set[int]] = {}
-    for t in tasks:
-        s = set().union(*(inputs.get(q, ()) for q in t.record_ops))
-        if s:
-            out[t.id] = s
+    for task in tasks:
+        for q in task.record_ops:
+            s = inputs.get(q)
+            if s:
+                out.setdefault(task.id, set()).update(s)
     return out
