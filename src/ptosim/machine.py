@@ -78,6 +78,7 @@ class Machine:
     #: views of vector results whose last-axis offset is off the UB block (a reshape refuses them)
     unaligned_views: set[int] = field(default_factory=set)
     _uid: int = 0
+    _loops: tuple[LoopFrame, ...] = ()
     _scope_ids: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -113,13 +114,16 @@ class Machine:
     ) -> None:
         if unit == "V" and output is not None:
             self.vec_results[output.uid] = "result"
+        loops = tuple(self.loops)
+        if loops != self._loops:  # ops of one iteration share one tuple (the cost model groups them by it)
+            self._loops = loops
         self.record.ops.append(
             OpRecord(
                 seq=len(self.record.ops),
                 op=op,
                 unit=unit,
                 label=self.label,
-                loops=tuple(self.loops),
+                loops=self._loops,
                 inputs=tuple(inputs),
                 output=output,
                 tile=tile,

@@ -89,3 +89,21 @@ def test_replay_falls_back_when_the_answers_differ_in_pattern():
     assert [op.gm for op in body.ops] == [(120, (0, 1, 0, 4), True), (121, (0, 1, 0, 4), True)]
     assert body.reads == [(120, (0, 1, 0, 4), True), (121, (0, 1, 0, 4), True)]
     assert body.record_ops == [5]
+
+
+@pytest.mark.parametrize("skeleton,atoms,dims", CASES[2:3], ids=[CASES[2][0]])
+def test_one_step_event_per_cycle_is_the_full_schedule(skeleton, atoms, dims, cli, tmp_path, monkeypatch):
+    """The scheduler queues one plain device step per cycle (a second one there finds the step done):
+    the schedule is the one with every step a running task asks for queued."""
+    from ptosim.cost import schedule
+
+    args = ["new", "--skeleton", skeleton, "--out", tmp_path, "--name", "k", "-q", "--force", "--atoms", atoms]
+    for k, v in dims.items():
+        args += ["--dim", f"{k}={v}"]
+    cli(*args).assert_ok()
+    for T in (1, 5, 37):
+        record = _record(tmp_path / "k", T)
+        monkeypatch.setattr(schedule, "ONE_STEP_EVENT", False)
+        every = _fingerprint(_estimate(record, True, monkeypatch))
+        monkeypatch.setattr(schedule, "ONE_STEP_EVENT", True)
+        assert _fingerprint(_estimate(record, True, monkeypatch)) == every, f"{skeleton} at T={T}"

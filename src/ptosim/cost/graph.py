@@ -24,13 +24,15 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from ..options import MergeSetting, PassOptions, RuntimeOptions
+from ..options import RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .col_reduce import column_reduce, column_reduce_bodies
 from .cube_units import l1_reuse_units
 from .l1_share import shared_a_bodies, shared_a_sets
+from .lookups import count as _count, forget_counts, jit_scope as _jit_scope, reads_of_made as _reads_of_made
+from .lookups import scope_options as _scope_options
 from .lower import Body, forget_grids, forget_tile_ops, lower_vec, rows_cols, vec_grid
 from .lower_cube import cube_grid, forget_plans, split_k_bodies
 from .params import CostParams
@@ -55,26 +57,9 @@ class Graph:
     fired: Fired = field(default_factory=Fired)  #: the cost rules applied (ptosim.cost.rules)
 
 
-# --- options ---------------------------------------------------------------------------------
-
-
-def _jit_scope(record: RunRecord) -> Mapping[str, Any] | None:
-    return next((s for s in record.scopes.values() if s.get("kind") == "jit"), None)
-
-
-def _scope_options(record: RunRecord, scope: int | None, jit: Mapping[str, Any] | None) -> tuple[RuntimeOptions, PassOptions]:
-    """The options in force in ``scope`` (the kernel's own where it sets none); ``jit`` is
-    ``_jit_scope(record)``, found once per build (a scan per call cost seconds at long T)."""
-    chosen = record.scopes.get(scope) if scope is not None else None
-    src = chosen or jit
-    if src is None:
-        return RuntimeOptions(), PassOptions()
-    return src.get("runtime") or RuntimeOptions(), src.get("pass") or PassOptions()
-
-
-def _count(setting: MergeSetting, hash_order: int, labels: list[str]) -> tuple[int | None, Any]:
-    raw = setting.lookup(hash_order, labels)
-    return setting.granularity(hash_order, labels), raw
+#: who reads a tensor, when not a group of vector or cube ops nor a link through a reshape: any S op
+#: (``needs_out`` asks only whether a reader is another group than the asking one)
+_OTHER = ("S",)
 
 
 # --- roots -------------------------------------------------------------------------------
@@ -123,6 +108,8 @@ class Group:
         labels = [o.label for o in self.ops if o.label]
         if not labels:
             return ""
+        if labels.count(labels[0]) == len(labels):  # one label: most groups
+            return labels[0]
         n = Counter(labels)
         return max(reversed(labels), key=lambda lab: n[lab])
 
@@ -178,6 +165,7 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
     try:
         return _build_graph(record, params)
     finally:
+        forget_counts()
         forget_grids()
         forget_plans()
         forget_tile_ops()
@@ -260,9 +248,9 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     member = {o.seq: g.gid for g in groups for o in g.ops}
     held: dict[int, tuple[int, int, int]] = {}  # uid -> (group, the group's result uid, from seq)
     links: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
-    readers: dict[int, set[Any]] = defaultdict(set)
+    readers: dict[int, Any] = {}  # uid -> who reads it: one reader, or a set of two or more
     for op in record.ops:
-        who = member.get(op.seq, ("S", op.op, op.seq))
+        who = member.get(op.seq, _OTHER)
         if isinstance(who, int):  # a vector or cube op of a group
             for t in op.inputs:
                 h = held.get(t.uid)
@@ -280,9 +268,16 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             if op.output is not None:
                 held.pop(op.output.uid, None)
         if op.unit == "S" and op.op in ("view", "reshape") and not (isinstance(who, tuple) and who[0] == "link"):
-            who = ("S", "alias")
-        for t in op.inputs:
-            readers[t.uid].add(who)
+            who = _OTHER
+        for t in op.inputs:  # one reader is kept bare, two or more in a set (most tensors have one)
+            had = readers.get(t.uid, who)
+            if had is not who and had != who:
+                if isinstance(had, set):
+                    had.add(who)
+                else:
+                    readers[t.uid] = {had, who}
+            else:
+                readers[t.uid] = had
 
     def needs_out(gid: int):
         def check(uid: int, seen: frozenset[int] = frozenset()) -> bool:
@@ -291,8 +286,10 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                 return True
             if uid in aliases.write:
                 return True
+            ws = readers.get(uid)
+            ws = () if ws is None else ws if isinstance(ws, set) else (ws,)
             return any((w[1] not in seen and check(w[1], seen | {uid})) if isinstance(w, tuple) and w[0] == "link"
-                       else w != gid for w in readers.get(uid, ()))
+                       else w != gid for w in ws)
         return check
 
     may_merge = _mergeable(groups)
@@ -372,9 +369,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     ndev = len(device_tasks(tasks, root_info, runtime, fire))
     # sync_tasks asks which tasks read a tensor a root of S ops made: only those tensors are kept
     made = set().union(*(info["made"] for info in root_info))
-    inputs = {o.seq: {t.uid for t in o.inputs if t.uid in made} for o in record.ops} if made else {}
-    sync_tasks(tasks, root_info, aliases,
-               {t.id: set().union(*(inputs[q] for q in t.record_ops)) for t in tasks} if made else {}, fire)
+    sync_tasks(tasks, root_info, aliases, _reads_of_made(record, tasks, made), fire)
     devices: list[list[int]] = [[] for _ in range(ndev)]
     for t in tasks:
         devices[t.device].append(t.id)

@@ -40,6 +40,9 @@ __all__ = ["schedule"]
 
 _POLL, _DISPATCH, _TICK = 0, 1, 2  # same-time order: schedulers first, then device steps
 
+#: False: queue every step a running task asks for, duplicates included (tests compare the two)
+ONE_STEP_EVENT = True
+
 
 @dataclass
 class _Core:
@@ -80,6 +83,9 @@ class _DeviceRun:
         self.eseq = 0
         self._ticks: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}  #: id(op_times) -> (it, tick ends)
         self.last_step = -1
+        #: times of the plain step events (payload -1) in the queue: a second one at the same time
+        #: would find the step done (every event at a time comes before any step of it), so it is not queued
+        self.tick_at: set[int] = set()
         self.applied: set[str] = set()  #: the rules this run applied
         for t in members:
             if self.left[t] == 0:
@@ -137,11 +143,16 @@ class _DeviceRun:
                 raise RuntimeError("cost model scheduler did not converge (dependency cycle?)")
             now, kind, _s, x = heapq.heappop(self.events)
             if kind == _TICK:
+                if x < 0:
+                    self.tick_at.discard(now)
                 # a step asked for at a poll (payload: the poll's time) happens only if no other step
                 # came in between: PyPTO keeps one "next cycle", and later steps do not ask again
                 if x < 0 or self.last_step <= x:
                     if now != self.last_step:  # step() would return at once: most ticks
-                        self.step(now)
+                        if self.queued:
+                            self.step(now)
+                        else:  # step() inlined: a step with nothing queued only marks the cycle
+                            self.last_step = now
                 else:
                     self.applied.add("one-next-cycle")
                 continue
@@ -157,10 +168,12 @@ class _DeviceRun:
                             stepped = True
                             self.applied.add("resolve-end-is-a-step")
                 self.push(now + cost, _DISPATCH, x)
-                self.step(now)
+                if now != self.last_step:
+                    self.step(now)
                 continue
             self.push(self.dispatch(x, now), _POLL, x)
-            self.step(now)
+            if now != self.last_step:
+                self.step(now)
         out = [(0, _POLL)] * len(self.cpus)
         for t, kind, _s, x in self.events:
             if kind in (_POLL, _DISPATCH):
@@ -205,17 +218,17 @@ class _DeviceRun:
             task.end = task.start + task.duration
             core.task, core.end, core.last_root = tid, task.end, task.root
             starts = min(len(task.ops), self.p.cost.sched.task_start_steps)
-            for i in range(starts):  # a step per tile, a cycle apart
-                self.push(task.start + i, _TICK, -1)
             if starts:
                 self.applied.add("task-start-steps")
-            # push() inlined (the same events in the same order): a task asks up to ~64 steps
-            events, start, eseq = self.events, task.start, self.eseq
-            for op_end in self._tick_ends(task.op_times):
-                heapq.heappush(events, (start + op_end, _TICK, eseq, -1))
-                eseq += 1
+            # push() inlined: a step per tile a cycle apart from the start, up to ~64 asked while it runs
+            # and one at its end; only the first step at a time is queued (see tick_at)
+            events, start, eseq, at = self.events, task.start, self.eseq, self.tick_at
+            for when in (*range(start, start + starts), *[start + e for e in self._tick_ends(task.op_times)], task.end):
+                if when not in at or not ONE_STEP_EVENT:
+                    at.add(when)
+                    heapq.heappush(events, (when, _TICK, eseq, -1))
+                    eseq += 1
             self.eseq = eseq
-            self.push(task.end, _TICK, -1)
         return t + sc if sc else t + 1
 
 

@@ -41,7 +41,7 @@ class RootInfo(TypedDict, total=False):
     vector_made: set[int]  #: uids of its vector results and their views and reshapes
 
 
-@dataclass
+@dataclass(slots=True)  # ~10^5 of them at long T: slots save memory and attribute lookups
 class Task:
     id: int
     kind: str  #: "AIC", "AIV" or "HUB"

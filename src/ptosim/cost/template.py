@@ -20,7 +20,7 @@ otherwise, and the caller lowers the task itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..record import OpRecord
@@ -46,23 +46,17 @@ class Labels:
 def structure(ops: Sequence[OpRecord]) -> tuple[Labels, tuple]:
     """The ops' labels and everything of them lowering reads, with uids as labels and seqs relative."""
     index: dict[int, int] = {}
-    uids: list[int] = []
-
-    def label(uid: int) -> int:
-        if uid not in index:
-            index[uid] = len(uids)
-            uids.append(uid)
-        return index[uid]
-
+    label = index.setdefault  # label(uid, len(index)): a new uid takes the next number (dicts keep order)
     seq0 = ops[0].seq if ops else 0
     parts = []
     for op in ops:
-        ins = tuple((label(t.uid), t.shape, t.dtype) for t in op.inputs)
+        ins = tuple([(label(t.uid, len(index)), t.shape, t.dtype) for t in op.inputs])
         out = op.output
-        parts.append((op.op, op.seq - seq0, ins, (label(out.uid), out.shape, out.dtype) if out is not None else None,
+        parts.append((op.op, op.seq - seq0, ins,
+                      (label(out.uid, len(index)), out.shape, out.dtype) if out is not None else None,
                       op.tile, tuple(sorted(op.cube_tile.items())) if op.cube_tile else None,
-                      tuple(sorted((k, repr(v)) for k, v in op.attrs.items())) if op.attrs else ()))
-    return Labels(uids, index, seq0), tuple(parts)
+                      tuple(sorted([(k, repr(v)) for k, v in op.attrs.items()])) if op.attrs else ()))
+    return Labels(list(index), index, seq0), tuple(parts)
 
 
 class Recorder:
@@ -96,6 +90,12 @@ class Template:
     writes_uid: list[int]  #: label of each write's tensor (its box: the canon answers in order)
     record_ops: list[int]  #: relative seqs
     extra: Any = None  #: whatever else the caller keeps (a cube task's ``l1.decided``)
+    #: per call, the template's block (base, box) of a resolve answer, None for a canon one (made once:
+    #: replay compares a replay's blocks with these for every task)
+    blocks: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.blocks = [(ans[0], ans[1]) if kind == 0 else None for (kind, *_r), ans in zip(self.calls, self.answers)]
 
 
 def _blocks(calls: Sequence[tuple[int, Any, Any, Any]], answers: Sequence[Any]) -> dict[tuple[int, Box], Any] | None:
@@ -130,12 +130,12 @@ def replay(tpl: Template, labels: Labels, aliases: Aliases) -> Body | None:
     fwd: dict[tuple[int, Box], tuple[int, Box]] = {}  # template block -> replay block, one to one
     back: dict[tuple[int, Box], tuple[int, Box]] = {}
     boxes = []  # the canon answers, in order: the writes' boxes
-    for (kind, lab, box, shape), old in zip(tpl.calls, tpl.answers):
+    for (kind, lab, box, shape), a in zip(tpl.calls, tpl.blocks):
         if kind == 1:
             boxes.append(canon(uids[lab], box, shape))
             continue
         ans = resolve(uids[lab], box, shape)
-        a, b = (old[0], old[1]), (ans[0], ans[1])
+        b = (ans[0], ans[1])
         if new.setdefault(b, ans) != ans or fwd.setdefault(a, b) != b or back.setdefault(b, a) != a:
             return None
     ops = list(tpl.ops)
