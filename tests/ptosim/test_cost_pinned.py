@@ -31,10 +31,10 @@ PINNED: dict[str, tuple[int, int, str]] = {
     "at10 u=4 T=16": (21962, 9, "9c343b29d9460483"),
     "at10 u=1 T=37": (35764, 75, "8a2e583a1e3a0c49"),
     "at10 u=4 T=37": (29197, 21, "6857cfadc1c0da4c"),
-    "paged [1, 1]": (32110, 20, "e0c7d01a4f512f60"),
-    "paged [40, 3]": (53624, 28, "499e1dfe42112aa9"),
-    "paged [100, 40]": (107023, 56, "9bfd6f106e55ffb6"),
-    "paged [128, 77]": (104758, 66, "1ede8b217b0eebcb"),
+    "paged [1, 1]": (30200, 16, "049c6194b4082cfb"),
+    "paged [40, 3]": (46084, 22, "f904f72674cb19c6"),
+    "paged [100, 40]": (101792, 44, "2b4987c5ef3fc69e"),
+    "paged [128, 77]": (101412, 52, "4331a04dcd485632"),
 }
 
 _KEYS = ("e2e_us", "cycles", "tasks", "tasks_by_kind", "device_tasks", "roots", "per_label_us", "per_label_tasks",

@@ -39,7 +39,7 @@ from .params import CostParams
 from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups,
                         vector_results)
 from .rules import Fired
-from .tasks import Aliases, Task, dependencies, device_tasks, sync_tasks
+from .tasks import Aliases, RootInfo, Task, dependencies, device_tasks, sync_tasks
 from .template import Lowering
 
 __all__ = ["Task", "Graph", "build_graph"]
@@ -48,7 +48,7 @@ __all__ = ["Task", "Graph", "build_graph"]
 @dataclass
 class Graph:
     tasks: list[Task]
-    roots: list[dict[str, Any]]
+    roots: list[RootInfo]
     devices: list[list[int]]  #: task ids per device task
     runtime: RuntimeOptions
     notes: list[str]
@@ -188,7 +188,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
 
     # groups per root
     groups: list[Group] = []
-    root_info: list[dict[str, Any]] = []
+    root_info: list[RootInfo] = []
     for r, root_ops in enumerate(_roots(record.ops)):
         frames = root_ops[0].loops
         outer = record.scopes.get(frames[0].scope, {}) if frames else {}

@@ -52,10 +52,22 @@ def reads_of_made(record: RunRecord, tasks: list[Task], made: set[int]) -> dict[
     if not made:
         return {}
     inputs: dict[int, set[int]] = {}
+    # a view or reshape of a made tensor -> that tensor: its reader reads it (not so a copied view, rule
+    # copied-view-task: its readers read the copy task's result)
+    through: dict[int, int] = {}
+    copied = {q for t in tasks if t.kind == "AIV" and len(t.record_ops) == 1 for q in t.record_ops}
     for o in record.ops:  # plain loops: no set made for the ops (and tasks) that read none, most of them
         for t in o.inputs:
             if t.uid in made:
                 inputs.setdefault(o.seq, set()).add(t.uid)
+            base = through.get(t.uid)
+            if base is not None:
+                inputs.setdefault(o.seq, set()).add(base)
+        if o.unit == "S" and o.op in ("view", "reshape") and o.inputs and o.output is not None and o.seq not in copied:
+            src = o.inputs[0].uid
+            base = through.get(src, src if src in made else None)
+            if base is not None and base != o.output.uid:
+                through[o.output.uid] = base
     out: dict[int, set[int]] = {}
     for task in tasks:
         for q in task.record_ops:

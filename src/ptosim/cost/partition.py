@@ -288,9 +288,11 @@ def reshape_tasks(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignor
 def copied_views(root_ops: list[OpRecord], reshaped: dict[int, str]) -> list[OpRecord]:
     """Views PyPTO 0.2.0 copies in a task of their own (REGISTER_COPY under the vec tile): a view of a
     kernel argument reshaped in place (the online flash attention's query rows, q -> [T*NQ, D]). Its swimlane names the task
-    after the reshape."""
+    after the reshape. Only a view read in a later root (a nested loop's body) is copied: one the
+    same root reads is the reader's operand (single-pass attention's query rows)."""
+    read_here = {t.uid for o in root_ops for t in o.inputs}
     return [o for o in root_ops if o.unit == "S" and o.op == "view" and o.inputs and o.output is not None
-            and o.inputs[0].uid in reshaped]
+            and o.inputs[0].uid in reshaped and o.output.uid not in read_here]
 
 
 def copied_assembles(root_ops: list[OpRecord]) -> list[OpRecord]:
