@@ -113,6 +113,9 @@ class Machine:
     ) -> None:
         if unit == "V" and output is not None:
             self.vec_results[output.uid] = "result"
+        vec = self.tile.vec
+        if unit == "V" and tile is not None and vec is not None and len(vec) > len(tile):
+            attrs = {**attrs, "vec_tile_rank": len(vec)}  # the tile in force had more dims than the op
         self.record.ops.append(
             OpRecord(
                 seq=len(self.record.ops),
