@@ -131,7 +131,11 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "l2-off-in-sim": _FLASH,
     "none-cacheable-bypasses-l2": _MODEL_WIDE,  # PyPTO's cache model (CacheConfig.toml), not measured
     "vec-task-per-row-block": _NORM_LINEAR,
+    # the column split read from the FFN's act and an RMSNorm + linear bias epilogue on [64, 128] tiles;
+    # a new group at a change of column tiling from the INT8 FFN (dequant / act / requant apart)
+    "vec-task-per-column-tile": ("ffn", "ffn-int8", "norm-linear"),
     "cube-task-per-output-tile": _NORM_LINEAR,
+    "cube-bias-per-output-tile": ("ffn",),  # SwiGLU FFN with gate and up biases
     "vec-fuse-same-grid-and-stage": _FLASH,
     "vec-fuse-whole-blocks": ("norm-linear-int8",),  # RMSNorm + INT8 activation quant + linear
     "constant-joins-reader": ("mla-prolog-int8",),  # MLA prolog with INT8 activation quant
@@ -143,7 +147,7 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "argument-copy-readers-share-task": _PRE,
     "reshape-task-of-multi-block-result": _MLA,
     "reshape-task-in-unrolled-root": _MLA,
-    "copied-view-task": _FLASH,
+    "copied-view-task": _FLASH + ("single-pass-attention",),  # narrowed after its held-out comparison
     "copied-assemble-per-head": _PRE,
     "scatter-writes-gm": _PRE,
     "vec-split-over-ub": _NORM_LINEAR,

@@ -117,6 +117,9 @@ class Machine:
         loops = tuple(self.loops)
         if loops != self._loops:  # ops of one iteration share one tuple (the cost model groups them by it)
             self._loops = loops
+        vec = self.tile.vec
+        if unit == "V" and tile is not None and vec is not None and len(vec) > len(tile):
+            attrs = {**attrs, "vec_tile_rank": len(vec)}  # the tile in force had more dims than the op
         self.record.ops.append(
             OpRecord(
                 seq=len(self.record.ops),

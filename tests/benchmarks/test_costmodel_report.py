@@ -36,16 +36,16 @@ def test_split_is_fit_only_for_a_family_a_rule_was_read_from():
 
 def test_by_family_reports_split_rules_cases_and_the_worst_ratios():
     rows = [_row("sk03-a", 1.0, 10, 10, "norm-linear"), _row("sk03-b", 1.3, 10, 20, "norm-linear", T=4),
-            _row("sk06-c", 0.9, 10, 9, "ffn-int8")]
-    cases = {"norm-linear": ["sk03-a@T1", "sk03-b@T4", "sk03-b@T16"], "ffn-int8": ["sk06-c@T1"], "swiglu": ["sk06-d@T1"]}
+            _row("sk06-c", 0.9, 10, 9, "swiglu-int8")]
+    cases = {"norm-linear": ["sk03-a@T1", "sk03-b@T4", "sk03-b@T16"], "swiglu-int8": ["sk06-c@T1"], "swiglu": ["sk06-d@T1"]}
     lines = bench._by_family(rows, cases)
     body = {line.split()[0]: line.split() for line in lines[1:]}
-    assert list(body) == ["norm-linear", "ffn-int8", "swiglu"]  # the table's order, families without values too
+    assert list(body) == ["norm-linear", "swiglu", "swiglu-int8"]  # the table's order, families without values too
     nl = body["norm-linear"]
     assert nl[1] == "fit" and int(nl[2]) == len(bench.families.rules_from("norm-linear"))
     assert nl[3:7] == ["3", "2", "1", "1"]  # cases, with a value, within the time goal, task counts within
     assert nl[7:9] == ["1.300", "2.000"]  # worst ratio, worst task ratio
-    assert body["ffn-int8"][1] == "holdout" and body["ffn-int8"][2] == "0" and body["ffn-int8"][7:9] == ["0.900", "0.900"]
+    assert body["swiglu-int8"][1] == "holdout" and body["swiglu-int8"][2] == "0" and body["swiglu-int8"][7:9] == ["0.900", "0.900"]
     assert body["swiglu"][3:5] == ["1", "0"] and body["swiglu"][7] == "-"
     split = bench._by_split(rows, cases)
     assert split[0].startswith("fit") and "2 of 3 cases" in split[0] and "worst ratio 1.300 (sk03-b@T4)" in split[0]

@@ -3,7 +3,7 @@
 * A **root** is one loop-body instance (the ops of one iteration of the innermost loop), or a run of
   ops outside any loop (PyPTO wraps those in an implicit ``loop(1)``).
 * Inside a root, vector ops that feed each other on the same row-tile grid and cube depth form a
-  **group** (the rules are in partition.py); each row block of the grid is one AIV task. A group whose summed UB buffers exceed the profile's
+  **group** (the rules are in partition.py); each row block (and column tile: vec_units.py) is one AIV task. A group whose summed UB buffers exceed the profile's
   limit, and whose result is the A operand of a matmul with N >= ``vec_split_min_consumer_n``, is
   split by peeling ops off its end (PyPTO splits the [4, 4096] RMSNorm tile before its final cast
   that way when N >= 1024, whatever the cube tile). Each matmul is a group of AIC tasks, one per ``mL0 x nL0`` output tile.
@@ -33,14 +33,15 @@ from .cube_units import l1_reuse_units
 from .l1_share import shared_a_bodies, shared_a_sets
 from .lookups import count as _count, forget_counts, jit_scope as _jit_scope, reads_of_made as _reads_of_made
 from .lookups import scope_options as _scope_options
-from .lower import Body, forget_grids, forget_tile_ops, lower_vec, rows_cols, vec_grid
-from .lower_cube import cube_grid, forget_plans, split_k_bodies
+from .lower import Body, forget_grids, forget_tile_ops, rows_cols, vec_grid
+from .lower_cube import cube_grid, forget_plans, has_bias, split_k_bodies
 from .params import CostParams
 from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, unrolled, vec_groups,
                         vector_results)
 from .rules import Fired
 from .tasks import Aliases, RootInfo, Task, dependencies, device_tasks, sync_tasks
 from .template import Lowering
+from .vec_units import column_tiles, split_over_ub, ub_bytes, vec_units
 
 __all__ = ["Task", "Graph", "build_graph"]
 
@@ -114,27 +115,11 @@ class Group:
         return max(reversed(labels), key=lambda lab: n[lab])
 
 
-def _ub_bytes(ops: list[OpRecord], grid, instances, aliases: Aliases, params: CostParams) -> int:
-    body = Body()
-    R, tr = grid[0], grid[1]
-    for j in instances:
-        lower_vec(ops, j * tr, min(R, (j + 1) * tr), grid, body, lambda _u: False, aliases, params)
-    return body.ub_bytes
-
-
 def _consumer_n(ops: list[OpRecord], root_ops: list[OpRecord]) -> int:
     """The largest N of the matmuls that take the group's results as their A operand (0 if none)."""
     made = {o.output.uid for o in ops if o.output is not None}
     return max((int(o.attrs.get("n", 0)) for o in root_ops
                 if o.unit == "C" and any(t.uid in made for t in o.inputs[:1])), default=0)
-
-
-def _split(ops: list[OpRecord], grid, aliases: Aliases, params: CostParams) -> list[list[OpRecord]]:
-    """Peel ops off the end until the group's UB buffers fit the limit (recursively for the tail)."""
-    head, tail = list(ops), []
-    while len(head) > 1 and _ub_bytes(head, grid, [0], aliases, params) > params.vec_ub_limit:
-        tail.insert(0, head.pop())
-    return [head] + (_split(tail, grid, aliases, params) if tail else [])
 
 
 def _mergeable(groups: list[Group]) -> set[int]:
@@ -152,10 +137,20 @@ def _mergeable(groups: list[Group]) -> set[int]:
                     prods[g.gid].add(p)
                     cons[p].add(g.gid)
 
+    split = {g.gid for g in groups if g.unit == "V" and column_tiles(g.ops) > 1}
+
     def shared(others: set[int]) -> bool:  # every instance meets the same (cube) subgraphs
         return bool(others) and all(groups[o].unit == "C" for o in others)
 
-    return {g.gid for g in groups if g.unit == "V" and (shared(prods[g.gid]) or shared(cons[g.gid]))}
+    def whole_rows(others: set[int], cube: bool) -> bool:  # one task per row block: met by all its column tiles
+        return bool(others) and all((groups[o].unit == "C" and cube) or (groups[o].unit == "V" and o not in split)
+                                    for o in others)
+
+    # a group run per column tile reads each column from its own cube task; a matmul reading it (all its
+    # columns) or a vector task of whole rows is shared by its column tiles (rule vec-task-per-column-tile)
+    return {g.gid for g in groups if g.unit == "V" and (
+        (g.gid not in split and (shared(prods[g.gid]) or shared(cons[g.gid])))
+        or (g.gid in split and (whole_rows(prods[g.gid], False) or whole_rows(cons[g.gid], True))))}
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -213,7 +208,7 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
                     fire("vec-fuse-whole-blocks")
             # rule vec-split-over-ub: PyPTO splits an over-full vector subgraph only when a wide matmul reads it
             wide = _consumer_n(vg, root_ops) >= params.cost.vec_split_min_consumer_n
-            parts = _split(vg, grid, aliases, params) if wide else [vg]
+            parts = split_over_ub(vg, grid, aliases, params) if wide else [vg]
             if len(parts) > 1:
                 fire("vec-split-over-ub")
             for part in parts:
@@ -302,6 +297,8 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     for g in groups:
         _, pass_opts = _scope_options(record, root_info[g.root]["scope"], jit)
         cr = column_reduce(g.ops) if g.unit == "V" else None
+        if g.unit == "C" and has_bias(g.ops[0]):
+            fire("cube-bias-per-output-tile")
         if cr is not None:  # its own task structure: rule column-reduce-through-gm
             fire("column-reduce-through-gm")
             nbuf = _count(pass_opts.vec_nbuffer_setting, g.hash_order, g.labels)[0]
@@ -311,22 +308,28 @@ def _build_graph(record: RunRecord, params: CostParams) -> Graph:
             fire("vec-task-per-row-block")
             if any("cache_rows" in o.attrs for o in g.ops):
                 fire("scatter-writes-gm")  # lower_vec writes no COPY_OUT after a scatter
-            R, tr = g.grid[0], g.grid[1]
-            n = -(-R // tr)
-            count, _raw = _count(pass_opts.vec_nbuffer_setting, g.hash_order, g.labels)
+            nct = column_tiles(g.ops)
+            if nct > 1:
+                fire("vec-task-per-column-tile")
+            units = vec_units(g.grid[0], g.grid[1], nct)
+            n = len(units)
+            # a group run per column tile was not reached by its hash order's key, only by -1 (rule
+            # vec-task-per-column-tile): looked up under an order no key names
+            h = g.hash_order if nct == 1 else 1 + max(pass_opts.vec_nbuffer_setting.by_int, default=0)
+            count, _raw = _count(pass_opts.vec_nbuffer_setting, h, g.labels)
             nmerge = 1 if count is None else max(1, int(count))
-            if nmerge > 1 and g.hash_order in pass_opts.vec_nbuffer_setting.by_int:
+            if nmerge > 1 and h in pass_opts.vec_nbuffer_setting.by_int:
                 fire("vec-hash-order-from-end")
             if n < params.cost.vec_merge_min_tasks or g.gid not in may_merge:
                 if nmerge > 1 and n >= params.cost.vec_merge_min_tasks:
                     fire("vec-merge-needs-shared-neighbour")
                 nmerge = 1
             # merged tasks share the UB: they must fit it (rule vec-merge-fits-ub)
-            while nmerge > 1 and _ub_bytes(g.ops, g.grid, range(min(nmerge, n)), aliases, params) > params.ub_bytes:
+            while nmerge > 1 and ub_bytes(g.ops, g.grid, units[:nmerge], aliases, params) > params.ub_bytes:
                 fire("vec-merge-fits-ub")
                 nmerge //= 2
             nmerge = family_merge.setdefault(g.family, nmerge)
-            chunks = [list(range(i, min(n, i + nmerge))) for i in range(0, n, nmerge)]
+            chunks = [units[i:i + nmerge] for i in range(0, n, nmerge)]
             if len(chunks) < n:
                 fire("vec-nbuffer-merge")
             for chunk in chunks:

@@ -211,9 +211,10 @@ class Operand(NamedTuple):
 
 def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, int, int], body: Body,
               needs_out: Callable[[int], bool], resolve: Resolver, params: CostParams,
-              links: Mapping[int, Link] | None = None) -> None:
+              links: Mapping[int, Link] | None = None, col: int | None = None) -> None:
     """Append one row block [r0, r1) of the vector ops ``ops`` to ``body`` (grid = (rows, tile rows))
-    — rule vec-task-per-row-block.
+    — rule vec-task-per-row-block; with ``col``, only that column tile of every op (rule
+    vec-task-per-column-tile).
 
     An op whose own tile has fewer rows than the block runs once per row sub-block of its tile (rule
     vec-fuse-whole-blocks: PyPTO puts two [4, K] RMSNorm tiles and the [8, K] activation-quant tile
@@ -222,7 +223,7 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
     ``links``: the tensors the group reads that hold its own result (``Link``); such a read takes the
     result from UB instead of copying it in."""
     block = _VecBlock(body, r0, r1, grid[0], resolve, params, links or {},
-                      {o.output.uid for o in ops if o.output is not None})
+                      {o.output.uid for o in ops if o.output is not None}, col)
     for op in ops:
         body.record_ops.append(op.seq)
         if op.op in ("reshape", "view", "assemble") and op.output is not None and op.inputs:
@@ -234,11 +235,11 @@ def lower_vec(ops: Sequence[OpRecord], r0: int, r1: int, grid: tuple[int, int, i
 class _VecBlock:
     """One row block of a vector group being lowered into ``body``."""
 
-    __slots__ = ("R", "body", "inside", "links", "local", "params", "r0", "r1", "resolve")
+    __slots__ = ("R", "body", "col", "inside", "links", "local", "params", "r0", "r1", "resolve")
 
     def __init__(self, body: Body, r0: int, r1: int, R: int, resolve: Resolver, params: CostParams,
-                 links: Mapping[int, Link], inside: set[int]) -> None:
-        self.body, self.r0, self.r1, self.R = body, r0, r1, R
+                 links: Mapping[int, Link], inside: set[int], col: int | None = None) -> None:
+        self.body, self.r0, self.r1, self.R, self.col = body, r0, r1, R, col
         self.resolve, self.params, self.links, self.inside = resolve, params, links, inside
         self.local: dict[int, dict[int, list[int]]] = {}  # uid -> first row of a sub-block -> its op per column tile
 
@@ -317,7 +318,7 @@ class _VecBlock:
         odt = out.dtype if out is not None else (tensors[0].dtype if tensors else "FP32")
         idt = tensors[0].dtype if tensors else odt
         for sr0, sr1 in subs:
-            for ct in range(nct):
+            for ct in (range(nct) if self.col is None else (self.col,)):
                 ins = [self.operand(t, ct, op.seq, tc, nct, (sr0, sr1)) for t in tensors]
                 if out is None:
                     self.tile_op(op, ins, (sr1 - sr0, 1), odt, idt)

@@ -15,7 +15,7 @@ from .lower import Body, Box, Resolver, TileOp, box_shape, canonical_box, nbytes
 from .params import CostParams
 from .rules import Fire
 
-__all__ = ["cube_grid", "L1Blocks", "lower_cube", "forget_plans", "split_k_chunks", "partial_uid", "partial_box",
+__all__ = ["cube_grid", "has_bias", "L1Blocks", "lower_cube", "forget_plans", "split_k_chunks", "partial_uid", "partial_box",
            "lower_split_k_sum", "split_k_bodies"]
 
 
@@ -162,6 +162,7 @@ def _k_loop(op: OpRecord, m0: int, m_rows: int, n0: int, n_cols: int, k0: int, k
                 body.ub_bytes += blk
                 l1.store(side, key, hit)
             idx[side] = hit
+        bias = _bias(op, n0, n_cols, body, resolve, params) if first and has_bias(op) else -1
         steps = _k_steps(gap_names, a.dtype, b.dtype, ab, bb, m_rows, n_cols, kc, kl0, params)
         # appended in place (Body.add's index is the list's length): the K loop's ops are most of a cube task
         ops, put = body.ops, body.ops.append
@@ -171,11 +172,32 @@ def _k_loop(op: OpRecord, m0: int, m_rows: int, n0: int, n_cols: int, k0: int, k
         for j, (ks, _ca, c_b, c_mul, c_acc) in enumerate(steps):
             l0b = len(ops)
             put(shared_op(gap_names[1], "MTE1", c_b, (idx["b"],), (ks, n_cols), ks * n_cols * bb))
-            prev_mul, deps = len(ops), (l0a + j, l0b) + ((prev_mul,) if prev_mul >= 0 else ())
+            prev_mul, deps = len(ops), (l0a + j, l0b) + ((prev_mul,) if prev_mul >= 0 else (bias,) if bias >= 0 else ())
             put(shared_op("A_MUL_B" if first else "A_MULACC_B", "CUBE", c_mul if first else c_acc, deps, (m_rows, n_cols),
                           m_rows * n_cols * 4))
             first = False
     return prev_mul
+
+
+def has_bias(op: OpRecord) -> bool:
+    """Whether a matmul record carries a bias_tensor (its third input)."""
+    return op.op == "matmul" and len(op.inputs) > 2
+
+
+def _bias(op: OpRecord, n0: int, n_cols: int, body: Body, resolve: Resolver, params: CostParams) -> int:
+    """The bias block of one output tile (rule cube-bias-per-output-tile): COPY_IN of its [1, n_cols]
+    slice to L1 after the first A and B blocks, L1_TO_BT to the bias table; the index of the latter,
+    which the tile's first A_MUL_B waits for."""
+    ref = op.inputs[2]
+    full = rows_cols(ref.shape)
+    box: Box = (0, 1, n0, n0 + n_cols)
+    base, bbox, via_view, cacheable = resolve(ref.uid, box, tuple(ref.shape))
+    nb = nbytes_of(ref.dtype)
+    copy = body.add(TileOp("COPY_IN", "MTE_IN", copy_in_cycles(full, (1, n_cols), ref.dtype, nb, params), (), (1, n_cols),
+                           n_cols * nb, (base, bbox, cacheable)))
+    body.reads.append((base, bbox, via_view))
+    return body.add(shared_op("L1_TO_BT", "MTE1", tileop_cycles("L1_TO_BT", [(1, n_cols), (1, n_cols)], ref.dtype, nb, params),
+                              (copy,), (1, n_cols), n_cols * nb))
 
 
 # --- split K -------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ..record import OpRecord, RunRecord, TensorRef
 from .aliases import Aliases
 from .lower import vec_grid
 from .rules import Fire, ignore
+from .vec_units import column_tiling
 
 __all__ = ["chains", "copied_assembles", "copied_views", "group_grid", "reshape_tasks", "unrolled", "vec_groups",
            "vector_results"]
@@ -48,6 +49,7 @@ class _Fusion:
         self.aliases, self.fire = aliases, fire
         self.parent = {o.seq: o.seq for o in self.vops}
         self.grid = {o.seq: vec_grid(o)[:2] for o in self.vops}
+        self.cols = {o.seq: column_tiling(o) for o in self.vops}
         self.chain: dict[int, int] = {}  # uid -> seq of the vector op whose result it holds
         self.depth: dict[int, int] = {}  # uid -> matmuls on the way to it within the root
         self.strided: set[int] = set()  # uids of views that take one element of every row of a wider tensor
@@ -114,7 +116,7 @@ class _Fusion:
         for t in o.inputs:
             p = chain.get(t.uid)
             if (p is not None and t.uid not in reads and _fits(grid[p], grid[o.seq])
-                    and (depth[t.uid] == d or p in self.made_from_nothing)):
+                    and (depth[t.uid] == d or p in self.made_from_nothing) and self.same_columns(p, o.seq)):
                 if depth[t.uid] != d:
                     self.fire("constant-joins-reader")
                 self.join(o.seq, p)
@@ -125,6 +127,16 @@ class _Fusion:
                 elif _fits(grid[q], grid[o.seq]):
                     self.fire("argument-copy-readers-share-task")
                     self.join(o.seq, q)
+
+    def same_columns(self, p: int, q: int) -> bool:
+        """Producer ``p`` and consumer ``q`` on one column tiling, or each in one column tile (or one a
+        per-row value): else the consumer starts a new task, its column tiles tasks of their own
+        (rule vec-task-per-column-tile)."""
+        (ca, ta), (cb, tb) = self.cols[p], self.cols[q]
+        if (ca, ta) == (cb, tb) or (ca <= ta and cb <= tb) or min(ca, cb) == 1:
+            return True
+        self.fire("vec-task-per-column-tile")
+        return False
 
     def argument_reads(self, o: OpRecord) -> set[int]:
         """The inputs of an op joining the reads of two kernel arguments (add_residual's x + residual):

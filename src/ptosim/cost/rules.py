@@ -60,12 +60,39 @@ RULES: tuple[Rule, ...] = (
          "RMSNorm + linear, K=4096 N=1536, T=16, [4, 4096] norm tiles",
          "AIV task durations 5029 and 3105 cycles (the two parts of the split norm), as the pipe swimlane",
          _COST + "test_task_durations_match_pypto_swimlane"),
+    Rule("vec-task-per-column-tile",
+         "A vector group whose ops are all elementwise on one column tiling narrower than the tensor's last axis "
+         "runs one AIV task per (row block, column tile): the tile ops of different column tiles share no data. "
+         "Each task copies in and out its column slice only and waits for the tasks that wrote those columns. "
+         "An op on another column tiling than its producer's (one of them in several column tiles, neither a "
+         "per-row value) starts a new group. vec_nbuffer_setting merges the column tasks n at a time when they "
+         "meet a shared task: a matmul reading them, or a vector task of whole rows feeding or reading them; "
+         "not when each reads its own cube task and feeds only the output. Only the -1 key of the setting was "
+         "seen to reach them, not their hash order's. The UB split is judged on one column tile. A row "
+         "reduction over several column tiles joins them (column-reduce-through-gm)",
+         "RMSNorm + linear with a bias epilogue (add, cast), unroll 1, K=256 N=512, T=1; SwiGLU FFN H=256 "
+         "I=512 (neg, exp, add, div, mul, cast on the [1, 512] gate and up results), vec tile [64, 128], float "
+         "and W8A8 (dequant and requant on [8, 512] tiles around the act)",
+         "epilogue: 1 task of 1.82 us with vec tile [8, 512], 4 of 1.79 us with [64, 128] (vec_nbuffer {0: 2} "
+         "left them); FFN act: 4 tasks with vec_nbuffer {-1: 1}, 2 with {-1: 2} (also {-1: 2, 0: 4}), 1 with "
+         "{-1: 4}; cast(mul(g, u)) or cast(g) alone still 2 under {-1: 2}; W8A8 FFN act 2 tasks between 1 "
+         "dequant and 1 requant task at T=1; Qwen3 FFN (H=2048, I=6144) 24 act tasks of 3.35 us at T=1, 48 of "
+         "3.5-4.4 us at T=16/128 (no UB split)",
+         "tests/ptosim/test_cost_columns.py::test_elementwise_vector_group_runs_per_column_tile"),
     Rule("cube-task-per-output-tile",
          "A matmul runs as one AIC task per mL0 x nL0 output tile, the K loop inside: per kL1 chunk a COPY_IN of "
          "the A and B blocks, per kL0 step L1->L0A, L1->L0B and A_MUL_B / A_MULACC_B, one COPY_OUT of L0C",
          "RMSNorm + linear, K=4096 N=1536, T=16",
          "every AIC task 36396 cycles (12 of them), as the pipe swimlane",
          _COST + "test_task_durations_match_pypto_swimlane"),
+    Rule("cube-bias-per-output-tile",
+         "A matmul with a bias_tensor copies, per output tile, the bias's [1, nL0] slice into L1 (MTE_IN, after "
+         "the tile's first A and B blocks) and moves it to the bias table (L1_TO_BT, MTE1); the tile's first "
+         "A_MUL_B reads it",
+         "SwiGLU FFN with gate and up biases, H=256 I=512, T=1 (gate and up tiles merged by cube_l1_reuse 2)",
+         "per task of two [16, 128] tiles: 2 COPY_IN [1, 128] FP32 of 1411 cycles and 2 L1_TO_BT of 13 cycles; "
+         "gate_up tasks 4.97 us (3.7 us without the bias)",
+         "tests/ptosim/test_cost_columns.py::test_a_matmul_bias_is_copied_in_per_output_tile"),
     Rule("vec-fuse-same-grid-and-stage",
          "Vector ops fuse producer -> consumer into one task when they share a row-tile grid and the number of "
          "matmuls on their way (an op needing a matmul's result starts a new task)",

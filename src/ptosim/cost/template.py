@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..record import OpRecord
-from .lower import Body, Box, TileOp, lower_vec
+from .lower import Body, Box, TileOp
 from .lower_cube import L1Blocks, lower_cube
 from .params import CostParams
 from .tasks import Aliases
+from .vec_units import lower_unit
 
 __all__ = ["Labels", "Lowering", "Recorder", "Template", "make_template", "replay", "structure"]
 
@@ -182,11 +183,11 @@ class Lowering:
             self._last = (ops, *structure(ops))
         return self._last[1], self._last[2]
 
-    def vec(self, ops: Sequence[OpRecord], grid: tuple[int, int, int, int], chunk: Sequence[int],
+    def vec(self, ops: Sequence[OpRecord], grid: tuple[int, int, int, int], chunk: Sequence[Any],
             needs_out: Callable[[int], bool], links: Mapping[int, tuple[int, int]] | None) -> Body:
-        """The body of the row blocks ``chunk`` of vector ops ``ops`` (graph.py's merged AIV task)."""
+        """The body of the units ``chunk`` (row blocks, or (row block, column tile) pairs: vec_units.py)
+        of vector ops ``ops`` (graph.py's merged AIV task)."""
         labels, struct = self._structure(ops)
-        R, tr = grid[0], grid[1]
         if self._vec_base[0] is not ops:  # what the key takes of the group: the same for all its chunks
             rel = _links(links, labels)
             outs = tuple(o.output is not None and needs_out(o.output.uid) for o in ops)
@@ -196,8 +197,8 @@ class Lowering:
 
         def lower(resolve: Any) -> tuple[Body, Any]:
             body = Body()
-            for j in chunk:
-                lower_vec(ops, j * tr, min(R, (j + 1) * tr), grid, body, needs_out, resolve, self.params, links)
+            for unit in chunk:
+                lower_unit(ops, unit, grid, body, needs_out, resolve, self.params, links)
             return body, None
         return self._body(key, labels, lower)[0]
 
