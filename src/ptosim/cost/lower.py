@@ -264,8 +264,8 @@ class _VecBlock:
         box = window or col_tile(ref_box(ref, self.R, *rows), tc, nct, ct)
         uid = ref.uid
         link = self.links.get(uid)
-        if link is not None and src > link[1]:  # by index: graph.py still passes plain (result, after) pairs
-            uid = link[0]
+        if link is not None and src > link.after:
+            uid = link.result
         if uid in self.inside and uid in self.local:
             blocks = self.local[uid]
             # the sub-blocks of the producer that overlap these rows (all of them for a [1, C] result)

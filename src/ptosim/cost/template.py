@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..record import OpRecord
-from .lower import Body, Box, TileOp
+from .lower import Body, Box, Link, TileOp
 from .lower_cube import L1Blocks, lower_cube
 from .params import CostParams
 from .tasks import Aliases
@@ -153,7 +153,7 @@ def replay(tpl: Template, labels: Labels, aliases: Aliases) -> Body | None:
                 record_ops=[s + seq0 for s in tpl.record_ops])
 
 
-def _links(links: Mapping[int, tuple[int, int]] | None, labels: Labels) -> tuple | None:
+def _links(links: Mapping[int, Link] | None, labels: Labels) -> tuple | None:
     """``links`` (lower_vec's) with labels and relative seqs; None if one names a tensor outside the ops."""
     out = []
     for uid, (res, seq) in (links or {}).items():
@@ -184,9 +184,9 @@ class Lowering:
         return self._last[1], self._last[2]
 
     def vec(self, ops: Sequence[OpRecord], grid: tuple[int, int, int, int], chunk: Sequence[Any],
-            needs_out: Callable[[int], bool], links: Mapping[int, tuple[int, int]] | None) -> Body:
+            needs_out: Callable[[int], bool], links: Mapping[int, Link] | None) -> Body:
         """The body of the units ``chunk`` (row blocks, or (row block, column tile) pairs: vec_units.py)
-        of vector ops ``ops`` (graph.py's merged AIV task)."""
+        of vector ops ``ops`` (group_tasks.py's merged AIV task)."""
         labels, struct = self._structure(ops)
         if self._vec_base[0] is not ops:  # what the key takes of the group: the same for all its chunks
             rel = _links(links, labels)
