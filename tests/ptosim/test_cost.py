@@ -579,9 +579,9 @@ def test_a_root_of_reshapes_only_is_a_sync_task_ahead_of_its_readers():
     assert all(q.start >= hubs[0].end for q in qks)
 
 
-def _norm_linear_epilogue(setting, scale_per_row=False):
-    """RMSNorm [4, K] -> matmul -> epilogue [8, N] at T = 128: SK-03 with a bias, or (scale_per_row) with
-    a per-row scale from the norm stage as INT8's dequant has."""
+def _norm_linear_epilogue(setting, scale_per_row=False, rows=4):
+    """RMSNorm [rows, K] -> matmul -> epilogue [8, N] at T = 128: SK-03 with a bias, or (scale_per_row)
+    with a per-row scale from the norm stage as INT8's dequant has."""
     K, N = 256, 128
 
     @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128},
@@ -593,7 +593,7 @@ def _norm_linear_epilogue(setting, scale_per_row=False):
         for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[128]):
             xt = pypto.view(x, [tile, K], [off, 0])
             pypto.set_semantic_label("norm")
-            pypto.set_vec_tile_shapes(4, K)
+            pypto.set_vec_tile_shapes(rows, K)
             xf = pypto.cast(xt, FP32)
             ss = pypto.sum(pypto.mul(xf, xf), dim=-1, keepdim=True)
             h = pypto.cast(pypto.mul(xf, pypto.rsqrt(pypto.add(pypto.mul(ss, 1.0 / K), 1e-6))), BF16)
@@ -623,12 +623,74 @@ def test_vec_nbuffer_hash_orders_count_from_the_end_of_the_root():
 
 
 def test_vec_nbuffer_leaves_tasks_fed_by_their_own_vector_task_alone():
-    """A merge takes instances that share their input (or output) subgraphs: an epilogue row block that
-    reads its own norm task's per-row value shares neither (SK-03 INT8 at T=128: {0: 2}, {1: 2} and
-    {2: 2} left all 35 tasks as they were)."""
-    for setting in ({0: 2}, {1: 2}):
-        got = _norm_linear_epilogue(setting, scale_per_row=True)
-        assert (got["norm"], got["epilogue"]) == (32, 16)
+    """SK-03 INT8 at T=128 (8-row norm + quant tiles, 16-row matmul tiles): {0: 2}, {1: 2} and {2: 2}
+    left all 35 tasks as they were. A norm row block feeds its m tile and its own epilogue block (24
+    consumers for 16 instances, no producer: the input map, one instance an entry); an epilogue block
+    reads its m tile and its own norm block (24 producers, no consumer: the output map)."""
+    for setting in ({0: 2}, {1: 2}, {2: 2}):
+        got = _norm_linear_epilogue(setting, scale_per_row=True, rows=8)
+        assert (got["norm"], got["epilogue"]) == (16, 16)
+
+
+def _ffn_int8_tasks(T: int = 128) -> Counter:
+    """The INT8 FFN (W8A8, H=256, I=512, unroll 128) with SK-06's options, tasks per label at T."""
+    H, I = 256, 512
+    INT8, INT32, FP16 = pypto.DT_INT8, pypto.DT_INT32, pypto.DT_FP16
+
+    def quant(xf, tile):  # per-row symmetric INT8: the values and the dequant scale
+        qs = pypto.div(pypto.full([tile, 1], 127.0, FP32), pypto.amax(pypto.abs(xf), -1, keepdim=True))
+        xi = pypto.cast(pypto.mul(xf, qs), INT32, mode=pypto.CastMode.CAST_RINT)
+        q = pypto.cast(pypto.cast(xi, FP16, mode=pypto.CastMode.CAST_ROUND), INT8, mode=pypto.CastMode.CAST_TRUNC,
+                       satmode=pypto.SaturationMode.ON)
+        return q, pypto.div(pypto.full([tile, 1], 1.0, FP32), qs)
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128, "device_sched_mode": 3},
+                        pass_options={"vec_nbuffer_setting": {-1: 2, 0: 4}, "cube_l1_reuse_setting": {-1: 2}})
+    def ffn(x: pypto.Tensor[[pypto.DYNAMIC, H], BF16], wg: pypto.Tensor[[I, H], INT8], sg: pypto.Tensor[[I], FP32],
+            wu: pypto.Tensor[[I, H], INT8], su: pypto.Tensor[[I], FP32], wd: pypto.Tensor[[H, I], INT8],
+            sd: pypto.Tensor[[H], FP32], y: pypto.Tensor[[pypto.DYNAMIC, H], BF16]):
+        sg2, su2, sd2 = pypto.reshape(sg, [1, I], inplace=True), pypto.reshape(su, [1, I], inplace=True), \
+            pypto.reshape(sd, [1, H], inplace=True)
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="FFN_LOOP", idx_name="off", unroll_list=[128, 32, 8, 1]):
+            pypto.set_semantic_label("act_quant")
+            pypto.set_vec_tile_shapes(8, 256)
+            xq, xs = quant(pypto.cast(pypto.view(x, [tile, H], [off, 0]), FP32), tile)
+            pypto.set_semantic_label("gate_up")
+            pypto.set_cube_tile_shapes([128, 128], [128, 256], [128, 128])
+            gi, ui = pypto.matmul(xq, wg, INT32, b_trans=True), pypto.matmul(xq, wu, INT32, b_trans=True)
+            pypto.set_semantic_label("dequant")
+            pypto.set_vec_tile_shapes(8, 512)
+            g = pypto.mul(pypto.mul(pypto.cast(gi, FP32), xs), sg2)
+            u = pypto.mul(pypto.mul(pypto.cast(ui, FP32), xs), su2)
+            pypto.set_semantic_label("act")
+            pypto.set_vec_tile_shapes(64, 128)
+            a = pypto.mul(pypto.div(g, pypto.add(pypto.exp(pypto.neg(g)), 1.0)), u)
+            pypto.set_semantic_label("down_quant")
+            pypto.set_vec_tile_shapes(8, 512)
+            aq, as_ = quant(a, tile)
+            pypto.set_semantic_label("down")
+            yi = pypto.matmul(aq, wd, INT32, b_trans=True)
+            pypto.set_semantic_label("epilogue")
+            pypto.set_vec_tile_shapes(8, 256)
+            pypto.assemble(pypto.cast(pypto.mul(pypto.mul(pypto.cast(yi, FP32), as_), sd2), BF16), [off, 0], y)
+
+    rng = np.random.default_rng(0)
+    w = lambda *s: rng.integers(-127, 128, s).astype(np.int8)  # noqa: E731
+    sc = lambda n: rng.uniform(1e-3, 2e-3, n).astype(np.float32)  # noqa: E731
+    ffn(rng.uniform(-1, 1, (T, H)).astype(ml_dtypes.bfloat16), w(I, H), sc(I), w(I, H), sc(I), w(H, I), sc(H),
+        np.zeros((T, H), ml_dtypes.bfloat16))
+    return Counter(t.label for t in estimate(ffn.last_record).work_tasks)
+
+
+def test_vec_nbuffer_merges_only_instances_sharing_a_neighbour():
+    """PyPTO 0.2.0's SIM on the INT8 FFN at T=128 with {-1: 2, 0: 4}: the dequant row blocks (fed by the
+    quant task of their rows and by the gate/up tiles, feeding the act tasks of their 64 rows) merge
+    pairwise among those of one act task, 32 -> 16; act 8 -> 4 (each feeds the down-quant rows of its
+    block), down-quant 16 -> 8; act_quant (no producer subgraph: x from GM) and the epilogue (order 0,
+    count 4, but no consumer subgraph) stay 16 each: 70 tasks."""
+    got = _ffn_int8_tasks()
+    assert got == {"act_quant": 16, "gate_up": 8, "dequant": 16, "act": 4, "down_quant": 8, "down": 2, "epilogue": 16}
+    assert sum(got.values()) == 70
 
 
 def test_casts_of_two_arguments_joined_by_an_op_are_tasks_of_their_own():

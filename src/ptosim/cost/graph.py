@@ -31,14 +31,15 @@ from typing import Any, NamedTuple
 from ..options import RuntimeOptions
 from ..record import OpRecord, RunRecord, TensorRef
 from .group_tasks import GroupTasks, lower_group
-from .groups import Group, Reads, consumer_n, mergeable
+from .groups import Group, Reads, consumer_n
+from .nbuffer import RootNeighbours
 from .l1_share import shared_a_sets
 from .lookups import forget_counts, jit_scope as _jit_scope, reads_of_made as _reads_of_made
 from .lookups import scope_options as _scope_options
 from .lower import forget_grids, forget_tile_ops, rows_cols, vec_grid
 from .lower_cube import cube_grid, forget_plans
 from .params import CostParams
-from .partition import copied_assembles, copied_views, group_grid, reshape_tasks, vec_groups, vector_results
+from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, vec_groups, vector_results
 from .rules import Fired
 from .tasks import Aliases, RootInfo, Task, dependencies, device_tasks, sync_tasks
 from .vec_units import split_over_ub
@@ -99,12 +100,13 @@ def build_graph(record: RunRecord, params: CostParams) -> Graph:
 def _build_graph(record: RunRecord, params: CostParams) -> Graph:
     """The passes: roots and their groups, who reads what, each group's tasks, then edges, syncs and device tasks."""
     b = _start(record, params)
-    for r, root_ops in enumerate(_roots(record.ops)):
+    roots = _roots(record.ops)
+    for r, root_ops in enumerate(roots):
         _root_groups(b, r, root_ops)
     reads = Reads(record.ops, b.groups, b.refs, b.aliases)
     # tasks (a task of the same structure as an earlier one, in another root, is replayed: template.py)
-    tg = GroupTasks(record, params, b.aliases, b.groups, b.root_info, reads, mergeable(b.groups), shared_a_sets(b.groups),
-                    b.jit, b.fire)
+    near = RootNeighbours(roots, b.groups, lambda o: o.op in ("view", "reshape") or chains(o))
+    tg = GroupTasks(record, params, b.aliases, b.groups, b.root_info, reads, near, shared_a_sets(b.groups), b.jit, b.fire)
     for g in b.groups:
         lower_group(tg, g)
     return _finish(b, tg.tasks)

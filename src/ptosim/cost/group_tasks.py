@@ -19,12 +19,13 @@ from .l1_share import SharedA, shared_a_bodies
 from .lookups import count as _count, scope_options
 from .lower import Body
 from .lower_cube import has_bias, split_k_bodies
+from .nbuffer import RootNeighbours, merge_chunks
 from .params import CostParams
 from .partition import unrolled
 from .rules import Fired
 from .tasks import Aliases, RootInfo, Task
 from .template import Lowering
-from .vec_units import column_tiles, ub_bytes, vec_units
+from .vec_units import column_tiles, vec_units
 
 __all__ = ["GroupTasks", "lower_group"]
 
@@ -39,7 +40,7 @@ class GroupTasks:
     groups: Sequence[Group]
     root_info: Sequence[RootInfo]
     reads: Reads  #: who reads what (copy-outs) and the group results read from UB
-    may_merge: set[int]  #: the vector groups vec_nbuffer may merge (groups.mergeable)
+    near: RootNeighbours  #: the units each unit of a group reads from and feeds (nbuffer.py)
     shared_a: Mapping[int, SharedA]  #: gid -> the cube groups it shares its A block with (l1_share.py)
     jit: Mapping[str, Any] | None  #: the kernel's jit scope (lookups.jit_scope)
     fire: Fired
@@ -95,7 +96,9 @@ def _vector_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     units = vec_units(g.grid[0], g.grid[1], nct)
     n = len(units)
     nmerge = _vec_merge(tg, g, opts, units, nct)
-    chunks = [units[i:i + nmerge] for i in range(0, n, nmerge)]
+    chunks = merge_chunks(units, nmerge, tg.near.of(g) if nmerge > 1 else None)
+    if nmerge > 1 and len(chunks) == n:
+        tg.fire("vec-merge-needs-shared-neighbour")
     if len(chunks) < n:
         tg.fire("vec-nbuffer-merge")
     needs_out, links = tg.reads.needs_out(g.gid), tg.reads.links.get(g.gid)
@@ -115,14 +118,8 @@ def _vec_merge(tg: GroupTasks, g: Group, opts: PassOptions, units: list, nct: in
     nmerge = 1 if count is None else max(1, int(count))
     if nmerge > 1 and h in opts.vec_nbuffer_setting.by_int:
         tg.fire("vec-hash-order-from-end")
-    if len(units) < params.cost.vec_merge_min_tasks or g.gid not in tg.may_merge:
-        if nmerge > 1 and len(units) >= params.cost.vec_merge_min_tasks:
-            tg.fire("vec-merge-needs-shared-neighbour")
+    if len(units) < params.cost.vec_merge_min_tasks:
         nmerge = 1
-    # merged tasks share the UB: they must fit it (rule vec-merge-fits-ub)
-    while nmerge > 1 and ub_bytes(g.ops, g.grid, units[:nmerge], tg.aliases, params) > params.ub_bytes:
-        tg.fire("vec-merge-fits-ub")
-        nmerge //= 2
     return tg.family_merge.setdefault(g.family, nmerge)
 
 

@@ -17,9 +17,8 @@ from ..record import OpRecord, TensorRef
 from .aliases import Aliases
 from .lower import Link
 from .partition import chains
-from .vec_units import column_tiles
 
-__all__ = ["Group", "Held", "OTHER", "Reader", "Reads", "consumer_n", "mergeable"]
+__all__ = ["Group", "Held", "OTHER", "Reader", "Reads", "consumer_n"]
 
 
 @dataclass
@@ -58,37 +57,6 @@ def consumer_n(ops: list[OpRecord], root_ops: list[OpRecord]) -> int:
     made = {o.output.uid for o in ops if o.output is not None}
     return max((int(o.attrs.get("n", 0)) for o in root_ops
                 if o.unit == "C" and any(t.uid in made for t in o.inputs[:1])), default=0)
-
-
-def mergeable(groups: list[Group]) -> set[int]:
-    """The vector groups PyPTO's n-buffer merge may merge. It merges instances that share their input
-    subgraphs, or else their output ones; an instance fed by (or feeding) its own task of another vector
-    group of the root shares neither (rule vec-merge-needs-shared-neighbour)."""
-    made_by = {o.output.uid: g.gid for g in groups for o in g.ops if o.output is not None}
-    prods: dict[int, set[int]] = defaultdict(set)
-    cons: dict[int, set[int]] = defaultdict(set)
-    for g in groups:
-        for o in g.ops:
-            for t in o.inputs:
-                p = made_by.get(t.uid)
-                if p is not None and groups[p].family != g.family and groups[p].root == g.root:
-                    prods[g.gid].add(p)
-                    cons[p].add(g.gid)
-
-    split = {g.gid for g in groups if g.unit == "V" and column_tiles(g.ops) > 1}
-
-    def shared(others: set[int]) -> bool:  # every instance meets the same (cube) subgraphs
-        return bool(others) and all(groups[o].unit == "C" for o in others)
-
-    def whole_rows(others: set[int], cube: bool) -> bool:  # one task per row block: met by all its column tiles
-        return bool(others) and all((groups[o].unit == "C" and cube) or (groups[o].unit == "V" and o not in split)
-                                    for o in others)
-
-    # a group run per column tile reads each column from its own cube task; a matmul reading it (all its
-    # columns) or a vector task of whole rows is shared by its column tiles (rule vec-task-per-column-tile)
-    return {g.gid for g in groups if g.unit == "V" and (
-        (g.gid not in split and (shared(prods[g.gid]) or shared(cons[g.gid])))
-        or (g.gid in split and (whole_rows(prods[g.gid], False) or whole_rows(cons[g.gid], True))))}
 
 
 # --- who reads what -------------------------------------------------------------------------

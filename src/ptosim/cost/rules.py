@@ -16,7 +16,7 @@ __all__ = ["Rule", "RULES", "BY_ID", "Fired", "Fire", "ignore"]
 
 @dataclass(frozen=True)
 class Rule:
-    id: str  #: short kebab-case name, e.g. ``vec-merge-fits-ub``
+    id: str  #: short kebab-case name, e.g. ``vec-nbuffer-merge``
     statement: str  #: what PyPTO does, in terms of its ops, tasks and passes
     read_from: str  #: the kernel (and case) it was read from
     measured: str  #: what PyPTO's SIM (swimlane, task topology, AICPU trace) showed
@@ -199,16 +199,17 @@ RULES: tuple[Rule, ...] = (
          "{0: 2} merges the epilogue (8 tasks, the norm 32); {1: 2} the norm (16 tasks, the epilogue 16)",
          _COST + "test_vec_nbuffer_hash_orders_count_from_the_end_of_the_root"),
     Rule("vec-merge-needs-shared-neighbour",
-         "The n-buffer merge takes instances that share their input subgraphs, or else their output ones: an "
-         "instance fed by (or feeding) its own task of another vector group of the root is not merged",
-         "RMSNorm + INT8 linear with a dequant epilogue reading the norm's per-row scale, T=128",
-         "{0: 2}, {1: 2} and {2: 2} left all 35 tasks as they were",
-         _COST + "test_vec_nbuffer_leaves_tasks_fed_by_their_own_vector_task_alone"),
-    Rule("vec-merge-fits-ub",
-         "Merged vector tasks share the UB: the merge count is halved until the merged row blocks fit it",
-         "RMSNorm + linear, 4 norm row blocks per root",
-         "4 [4, 1024] tiles left unmerged (217 KB for two); 4 [4, 256] ones merged (55 KB)",
-         _COST + "test_vec_nbuffer_leaves_few_tasks_alone"),
+         "The n-buffer merge (NBufferMerge) merges a vector group's instances N at a time only among instances "
+         "that share a neighbour subgraph: it maps each producer subgraph to the instances it feeds, and each "
+         "consumer to the instances feeding it, takes the map with fewer entries (inputs on a tie) and merges "
+         "consecutive instances of each entry; an instance with no neighbour on that side is never merged",
+         "RMSNorm + INT8 linear with a dequant epilogue reading the norm's per-row scale, T=128; the INT8 FFN "
+         "(H=256, I=512) at T=128 with {-1: 2, 0: 4}",
+         "RMSNorm + INT8 linear: {0: 2}, {1: 2} and {2: 2} left all 35 tasks as they were; FFN INT8: dequant 32 -> 16, "
+         "act 8 -> 4, down_quant 16 -> 8, act_quant and epilogue (no producer / no consumer subgraph) 16: 70 "
+         "tasks (ptosim 98 before this rule, 70 with it); a [4, 1024] norm feeding 4 n tiles left unmerged, "
+         "a [4, 256] one feeding 1 merged",
+         _COST + "test_vec_nbuffer_merges_only_instances_sharing_a_neighbour"),
     Rule("l1-reuse-along-m",
          "cube_l1_reuse_setting merges N output tiles that share the B (weight) block, along m, into one task",
          "RMSNorm + linear, four 16-row m tiles per weight block",

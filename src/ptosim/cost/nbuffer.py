@@ -1,0 +1,165 @@
+"""Which AIV tasks of a vector group ``vec_nbuffer_setting`` merges: PyPTO's NBufferMerge pass.
+
+PyPTO 0.2.0 gives every vector subgraph instance (a "color": one task before merging) a hash of its
+tile ops, and merges colors of one hash N at a time — but only colors that share a neighbour. It
+maps each shared producer color to the colors it feeds (the input map) and each shared consumer
+color to the colors feeding it (the output map), takes the map with fewer entries (the input map on
+a tie), and walks it in key order: each entry gathers the colors not gathered before, and consecutive
+colors of a gathering merge N at a time. A color with no producer (no consumer) subgraph is an entry
+of its own in that map, so it is never merged (rule vec-merge-shares-a-neighbour).
+
+Here a color is a unit of a group (vec_units.py) or an output tile of a matmul; two units are
+neighbours when one writes a tensor the other reads in rows (and columns) both cover. A producer
+whose rows cannot be matched to the reader's (another row count, a reshape) meets every unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
+
+from ..record import OpRecord, TensorRef
+from .lower import rows_cols
+from .vec_units import column_tiles, column_tiling, vec_units
+
+__all__ = ["Color", "Neighbours", "RootNeighbours", "merge_chunks", "neighbours"]
+
+
+class Color(NamedTuple):
+    """One task unit before merging: a group id and its unit (row block, (row block, column tile),
+    or a matmul's (m tile, n tile))."""
+    gid: int
+    unit: object
+
+
+class _Span(NamedTuple):
+    rows: int  #: the group's row count
+    cols: int  #: the group's column count (0: every unit covers all columns)
+    boxes: dict  #: unit -> (r0, r1, c0, c1) in the group's rows and columns
+
+
+class Neighbours(NamedTuple):
+    """Per unit of a group: the colors of other groups of the root it reads from and writes to."""
+    inputs: dict[object, set[Color]]
+    outputs: dict[object, set[Color]]
+
+
+def _span(ops: Sequence[OpRecord], unit_of: str, grid: tuple[int, ...]) -> _Span:
+    if unit_of == "C":
+        mt_n, nt_n, mt, nt = grid
+        out = ops[0].output
+        R = rows_cols(out.shape)[0] if out is not None else mt_n * mt
+        N = int(ops[0].attrs.get("n", nt_n * nt))
+        return _Span(R, N, {(i, j): (i * mt, min(R, (i + 1) * mt), j * nt, min(N, (j + 1) * nt))
+                            for i in range(mt_n) for j in range(nt_n)})
+    R, tr = grid[0], grid[1]
+    nct = column_tiles(ops) if len(grid) == 2 else 1
+    C, tc = column_tiling(ops[0]) if nct > 1 else (0, 0)
+    boxes = {}
+    for u in vec_units(R, tr, nct):
+        j, ct = u if isinstance(u, tuple) else (u, None)
+        c0, c1 = (ct * tc, min(C, (ct + 1) * tc)) if ct is not None else (0, 0)
+        boxes[u] = (j * tr, min(R, (j + 1) * tr), c0, c1)
+    return _Span(R, C, boxes)
+
+
+def _in_tensor(span: _Span, box: tuple[int, int, int, int], ref: TensorRef) -> tuple[int, int, int, int]:
+    """A unit's box projected on a tensor it reads or writes: its own range on a matching axis, the
+    whole axis otherwise."""
+    R, C = rows_cols(ref.shape)
+    r0, r1 = (box[0], box[1]) if R == span.rows else (0, R)
+    c0, c1 = (box[2], box[3]) if span.cols and C == span.cols and box[3] > box[2] else (0, C)
+    return r0, r1, c0, c1
+
+
+def _meet(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
+def neighbours(root_ops: Sequence[OpRecord], groups: Iterable[tuple[int, str, Sequence[OpRecord], tuple[int, ...]]],
+               passes: Callable[[OpRecord], bool]) -> dict[int, Neighbours]:
+    """The neighbour colors of every unit of one root's groups, given as (gid, unit kind "V"/"C", ops,
+    grid). ``passes`` says which S ops (a view, a reshape) hand a group's result on to a reader."""
+    spans: dict[int, _Span] = {}
+    owner: dict[int, int] = {}
+    for gid, unit_of, ops, grid in groups:
+        spans[gid] = _span(ops, unit_of, grid)
+        owner.update((o.seq, gid) for o in ops)
+    made: dict[int, tuple[int, TensorRef]] = {}  # uid -> (producer gid, the tensor as it wrote it)
+    reads: dict[tuple[int, int], TensorRef] = {}  # (reader gid, uid) -> the tensor as read
+    for o in root_ops:
+        gid = owner.get(o.seq)
+        if gid is None:
+            if o.output is not None and o.inputs and o.inputs[0].uid in made and passes(o):
+                made[o.output.uid] = made[o.inputs[0].uid]
+            continue
+        for t in o.inputs:
+            if t.uid in made and made[t.uid][0] != gid:
+                reads.setdefault((gid, t.uid), t)
+        if o.output is not None:
+            made[o.output.uid] = (gid, o.output)
+    out = {gid: Neighbours({u: set() for u in s.boxes}, {u: set() for u in s.boxes}) for gid, s in spans.items()}
+    for (gid, uid), t in reads.items():
+        p, wrote = made[uid]
+        pspan, cspan = spans[p], spans[gid]
+        same = tuple(t.shape) == tuple(wrote.shape)  # else a view or reshape: every unit meets every one
+        pboxes = [(pu, _in_tensor(pspan, b, wrote)) for pu, b in pspan.boxes.items()]
+        for cu, cbox in cspan.boxes.items():
+            cb = _in_tensor(cspan, cbox, t)
+            for pu, pb in pboxes:
+                if not same or _meet(pb, cb):
+                    out[gid].inputs[cu].add(Color(p, pu))
+                    out[p].outputs[pu].add(Color(gid, cu))
+    return out
+
+
+def _order(c: Color) -> tuple:
+    return (c.gid, *(c.unit if isinstance(c.unit, tuple) else (c.unit,)))
+
+
+def merge_chunks(units: Sequence, nmerge: int, near: Neighbours | None) -> list[list]:
+    """The units of a group merged ``nmerge`` at a time among the units that share a neighbour (see
+    the module docstring); chunks in the order of their first unit."""
+    if nmerge <= 1 or near is None:
+        return [[u] for u in units]
+    sides = []
+    for keys in (near.inputs, near.outputs):
+        entries: dict[Color, list] = {}
+        lone = 0
+        for u in units:
+            ks = keys.get(u, ())
+            lone += not ks
+            for k in ks:
+                entries.setdefault(k, []).append(u)
+        sides.append((len(entries) + lone, keys, entries))
+    _, keys, entries = sides[0] if sides[0][0] <= sides[1][0] else sides[1]
+    order = {u: i for i, u in enumerate(units)}
+    seen: set = set()
+    chunks: list[list] = [[u] for u in units if not keys.get(u)]
+    seen.update(c[0] for c in chunks)
+    for k in sorted(entries, key=_order):
+        take = [u for u in entries[k] if u not in seen]
+        seen.update(take)
+        chunks.extend(take[i:i + nmerge] for i in range(0, len(take), nmerge))
+    return sorted(chunks, key=lambda c: order[c[0]])
+
+
+class RootNeighbours:
+    """The neighbours of the units of every group, worked out per root when one of its groups first
+    asks (most groups are never merged, and most roots never ask)."""
+
+    def __init__(self, roots: Sequence[Sequence[OpRecord]], groups: Sequence[Any],
+                 passes: Callable[[OpRecord], bool]) -> None:
+        self.roots, self.passes = roots, passes
+        self.by_root: dict[int, list[Any]] = {}
+        for g in groups:
+            self.by_root.setdefault(g.root, []).append(g)
+        self.done: dict[int, dict[int, Neighbours]] = {}
+
+    def of(self, g: Any) -> Neighbours:
+        """The neighbours of the units of group ``g`` (a graph Group: gid, root, unit, ops, grid)."""
+        near = self.done.get(g.root)
+        if near is None:
+            near = self.done[g.root] = neighbours(
+                self.roots[g.root], [(h.gid, h.unit, h.ops, h.grid) for h in self.by_root[g.root]], self.passes)
+        return near[g.gid]
