@@ -155,6 +155,8 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "vec-hash-order-from-end": _NORM_LINEAR,  # with a bias epilogue: a variant of the family
     # RMSNorm + INT8 linear with a dequant epilogue; the INT8 FFN at T=128; the norm tiles of RMSNorm + linear
     "vec-merge-needs-shared-neighbour": ("norm-linear-int8", "ffn-int8") + _NORM_LINEAR,
+    "l1-reuse-auto": ("single-pass-attention",),  # 16384 keys: 256 q.k^T tiles per head
+    "vec-merge-across-same-hash": ("moe-grouped-int8", "ffn-int8"),  # per-expert tasks; the gate/up dequants
     "l1-reuse-along-m": _NORM_LINEAR,
     "l1-reuse-along-n-static-rows": _PRE,  # pre-attention's phase-2 q·kᵀ
     "l1-keeps-first-and-last-blocks": _NORM_LINEAR,

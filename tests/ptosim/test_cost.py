@@ -192,6 +192,33 @@ def test_cube_l1_reuse_saves_copy_ins():
     assert any("l1ReuseInfo" in t.merge for t in on.tasks)
 
 
+def test_cube_l1_reuse_merges_by_itself_when_unset():
+    """PyPTO 0.2.0 with no cube_l1_reuse_setting (l1_copy_reuse.cpp; SIM on single-pass attention over
+    16384 keys: 64 tasks at T=1): a matmul's 256 output tiles merge floor(256 / (2 x 24 AIC)) = 5 at a
+    time along their shared A block, then cube_nbuffer {-1: 2} pairs the 51 groups of 5 (25 tasks of
+    10, one of 5) and leaves the last tile, a class of its own, alone: 27 AIC tasks. {-1: 1} turns it off."""
+    S, D = 16384, 64
+
+    def run(passes):
+        @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128}, pass_options=passes)
+        def qk(q: pypto.Tensor[[pypto.DYNAMIC, D], BF16], k: pypto.Tensor[[S, D], BF16],
+               s: pypto.Tensor[[pypto.DYNAMIC, S], FP32]):
+            for off, tile in pypto.loop_unroll(0, q.shape[0], 1, name="Q_LOOP", idx_name="off", unroll_list=[1]):
+                pypto.set_cube_tile_shapes([16, 16], [64, 64], [64, 64])
+                pypto.assemble(pypto.matmul(pypto.view(q, [tile, D], [off, 0]), k, FP32, b_trans=True), [off, 0], s)
+
+        rng = np.random.default_rng(0)
+        qk(rng.uniform(-1, 1, (1, D)).astype(ml_dtypes.bfloat16), rng.uniform(-1, 1, (S, D)).astype(ml_dtypes.bfloat16),
+           np.zeros((1, S), np.float32))
+        return estimate(qk.last_record)
+
+    auto = run({"cube_nbuffer_setting": {-1: 2}})
+    sizes = Counter(len(t.instances) for t in auto.tasks if t.kind == "AIC")
+    assert sizes == {10: 25, 5: 1, 1: 1} and "l1-reuse-auto" in auto.rules_fired
+    off = run({"cube_nbuffer_setting": {-1: 2}, "cube_l1_reuse_setting": {-1: 1}})
+    assert kinds(off)["AIC"] == 128
+
+
 def test_stitch_function_max_num():
     """One root per device task serialises them (PyPTO: 298 vs 115 us); 16 = 128 here."""
     one = estimate(record(T=64, runtime={"stitch_function_max_num": 1}))
@@ -691,6 +718,53 @@ def test_vec_nbuffer_merges_only_instances_sharing_a_neighbour():
     got = _ffn_int8_tasks()
     assert got == {"act_quant": 16, "gate_up": 8, "dequant": 16, "act": 4, "down_quant": 8, "down": 2, "epilogue": 16}
     assert sum(got.values()) == 70
+
+
+def _experts(setting, E: int = 8) -> Counter:
+    """A statically unrolled expert loop at T=16 (one row block per expert): each expert's vector task
+    reads its own up-projection and a per-row value every expert shares, and feeds its own down
+    projection and the shared combine; tasks per label."""
+    H, N = 64, 64
+
+    @pypto.frontend.jit(runtime_options={"stitch_function_max_num": 128}, pass_options={"vec_nbuffer_setting": setting})
+    def moe(x: pypto.Tensor[[pypto.DYNAMIC, H], BF16], w1: pypto.Tensor[[E * N, H], BF16],
+            w2: pypto.Tensor[[E * H, N], BF16], y: pypto.Tensor[[pypto.DYNAMIC, H], BF16]):
+        for off, tile in pypto.loop_unroll(0, x.shape[0], 1, name="TOK_LOOP", idx_name="off", unroll_list=[16]):
+            xt = pypto.view(x, [tile, H], [off, 0])
+            pypto.set_vec_tile_shapes(16, H)
+            pypto.set_cube_tile_shapes([16, 16], [64, 64], [64, 64])
+            pypto.set_semantic_label("scale")
+            xs = pypto.amax(pypto.abs(pypto.cast(xt, FP32)), -1, keepdim=True)
+            acc = pypto.full([tile, H], 0.0, FP32)
+            for e in range(E):
+                pypto.set_semantic_label("up")
+                h = pypto.matmul(xt, pypto.view(w1, [N, H], [e * N, 0]), FP32, b_trans=True)
+                pypto.set_semantic_label("expert")
+                hs = pypto.div(h, xs)
+                es = pypto.amax(pypto.abs(hs), -1, keepdim=True)
+                q = pypto.cast(hs, BF16)
+                pypto.set_semantic_label("down")
+                o = pypto.matmul(q, pypto.view(w2, [H, N], [e * H, 0]), FP32, b_trans=True)
+                pypto.set_semantic_label("combine")
+                acc = pypto.add(acc, pypto.mul(o, es))
+            pypto.assemble(pypto.cast(acc, BF16), [off, 0], y)
+
+    rng = np.random.default_rng(0)
+    b = lambda *s: rng.uniform(-1, 1, s).astype(ml_dtypes.bfloat16)  # noqa: E731
+    moe(b(16, H), b(E * N, H), b(E * H, N), np.zeros((16, H), ml_dtypes.bfloat16))
+    est = estimate(moe.last_record)
+    return Counter(t.label for t in est.work_tasks), est
+
+
+def test_vec_nbuffer_merges_instances_of_one_hash_across_groups():
+    """One expert's vector task per unrolled expert, each a group of one row block: alike, they are one
+    hash, and {-1: 4} merges them four at a time among those sharing the per-row value (PyPTO 0.2.0's
+    SIM on a MoE with INT8 experts: 16 such tasks ran as 4)."""
+    alone, _ = _experts({-1: 1})
+    merged, est = _experts({-1: 4})
+    assert alone["expert"] == 8 and merged["expert"] == 2
+    assert "vec-merge-across-same-hash" in est.rules_fired
+    assert sum(merged.values()) == sum(alone.values()) - 6
 
 
 def test_casts_of_two_arguments_joined_by_an_op_are_tasks_of_their_own():

@@ -19,15 +19,19 @@ from .l1_share import SharedA, shared_a_bodies
 from .lookups import count as _count, scope_options
 from .lower import Body
 from .lower_cube import has_bias, split_k_bodies
-from .nbuffer import RootNeighbours, merge_chunks
+from .nbuffer import Color, Neighbours, RootNeighbours, merge_chunks
 from .params import CostParams
 from .partition import unrolled
 from .rules import Fired
 from .tasks import Aliases, RootInfo, Task
 from .template import Lowering
-from .vec_units import column_tiles, vec_units
+from .vec_units import column_tiles, lower_unit, vec_units
 
-__all__ = ["GroupTasks", "lower_group"]
+__all__ = ["AUTO_L1_SUBGRAPHS_PER_CORE", "GroupTasks", "lower_group"]
+
+#: PyPTO 0.2.0's automatic L1-reuse merge (cube_l1_reuse_setting {} / no key for the group): each merged
+#: group takes floor(subgraphs of the hash / (this x the AIC cores)) subgraphs (l1_copy_reuse.cpp)
+AUTO_L1_SUBGRAPHS_PER_CORE = 2
 
 
 @dataclass
@@ -46,6 +50,8 @@ class GroupTasks:
     fire: Fired
     lowering: Lowering = field(init=False)
     tasks: list[Task] = field(default_factory=list)
+    #: vector groups whose tasks an earlier group of the same hash laid out (rule vec-merge-across-same-hash)
+    laid_out: set[int] = field(default_factory=set)
     #: the merge count a split group's first part settled on, per family
     family_merge: dict[tuple[int, int], int] = field(default_factory=dict)
 
@@ -94,23 +100,45 @@ def _vector_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     if nct > 1:
         tg.fire("vec-task-per-column-tile")
     units = vec_units(g.grid[0], g.grid[1], nct)
-    n = len(units)
-    nmerge = _vec_merge(tg, g, opts, units, nct)
-    chunks = merge_chunks(units, nmerge, tg.near.of(g) if nmerge > 1 else None)
-    if nmerge > 1 and len(chunks) == n:
+    count = _vec_merge(tg, g, opts, nct)
+    if g.gid in tg.laid_out:
+        return  # its tasks were laid out with an earlier group of its hash
+    # the groups of its hash not laid out yet (an earlier one whose setting merged nothing kept to itself)
+    alike = [h for h in tg.near.same_hash(g) if h.gid >= g.gid and h.gid not in tg.laid_out] if count > 1 else [g]
+    tg.laid_out.update(h.gid for h in alike)
+    members = {h.gid: h for h in alike}
+    colors = [Color(h.gid, u) for h in alike for u in (units if h is g else vec_units(h.grid[0], h.grid[1], column_tiles(h.ops)))]
+    # rule vec-nbuffer-merge: from 2 instances of a hash up
+    nmerge = tg.family_merge.setdefault(g.family, count if len(colors) >= tg.params.cost.vec_merge_min_tasks else 1)
+    near = None
+    if nmerge > 1:
+        nears = {h.gid: tg.near.of(h) for h in alike}
+        near = Neighbours({c: nears[c.gid].inputs[c.unit] for c in colors}, {c: nears[c.gid].outputs[c.unit] for c in colors})
+    chunks = merge_chunks(colors, nmerge, near)
+    if nmerge > 1 and len(chunks) == len(colors):
         tg.fire("vec-merge-needs-shared-neighbour")
-    if len(chunks) < n:
+    if len(chunks) < len(colors):
         tg.fire("vec-nbuffer-merge")
-    needs_out, links = tg.reads.needs_out(g.gid), tg.reads.links.get(g.gid)
+    if any(len({c.gid for c in chunk}) > 1 for chunk in chunks):
+        tg.fire("vec-merge-across-same-hash")
     for chunk in chunks:
-        body = tg.lowering.vec(g.ops, g.grid, chunk, needs_out, links)
-        tg.add("AIV", g, body, tuple(chunk),
-               f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else "")
+        first = members[chunk[0].gid]
+        info = f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""
+        if all(c.gid == first.gid for c in chunk):
+            body = tg.lowering.vec(first.ops, first.grid, [c.unit for c in chunk], tg.reads.needs_out(first.gid),
+                                   tg.reads.links.get(first.gid))
+            tg.add("AIV", first, body, tuple(c.unit for c in chunk), info)
+        else:  # units of several groups in one task: lowered one after the other (no template)
+            body = Body()
+            for c in chunk:
+                h = members[c.gid]
+                lower_unit(h.ops, c.unit, h.grid, body, tg.reads.needs_out(h.gid), tg.aliases, tg.params,
+                           tg.reads.links.get(h.gid))
+            tg.add("AIV", first, body, tuple(chunk), info)
 
 
-def _vec_merge(tg: GroupTasks, g: Group, opts: PassOptions, units: list, nct: int) -> int:
-    """How many of a vector group's tasks vec_nbuffer_setting merges into one (its rules' conditions)."""
-    params = tg.params
+def _vec_merge(tg: GroupTasks, g: Group, opts: PassOptions, nct: int) -> int:
+    """How many instances of a vector group's hash vec_nbuffer_setting asks to merge into one task."""
     # a group run per column tile was not reached by its hash order's key, only by -1 (rule
     # vec-task-per-column-tile): looked up under an order no key names
     h = g.hash_order if nct == 1 else 1 + max(opts.vec_nbuffer_setting.by_int, default=0)
@@ -118,9 +146,18 @@ def _vec_merge(tg: GroupTasks, g: Group, opts: PassOptions, units: list, nct: in
     nmerge = 1 if count is None else max(1, int(count))
     if nmerge > 1 and h in opts.vec_nbuffer_setting.by_int:
         tg.fire("vec-hash-order-from-end")
-    if len(units) < params.cost.vec_merge_min_tasks:
-        nmerge = 1
-    return tg.family_merge.setdefault(g.family, nmerge)
+    return nmerge
+
+
+def _pairs_by_size(units: list[list], nbn: int) -> list[list]:
+    """cube_nbuffer_setting merges ``nbn`` consecutive L1-reuse units of one size (PyPTO re-hashes a merged
+    group by its members, so groups of another size are another class), in order of each run's first."""
+    by_size: dict[int, list[list]] = {}
+    for u in units:
+        by_size.setdefault(len(u), []).append(u)
+    runs = [sum(us[i:i + nbn], []) for us in by_size.values() for i in range(0, len(us), nbn)]
+    first = {id(u[0]): i for i, u in enumerate(units)}
+    return sorted(runs, key=lambda run: first[id(run[0])])
 
 
 def _split_k_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
@@ -144,12 +181,16 @@ def _cube_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     tg.fire("cube-task-per-output-tile")
     op = g.ops[0]
     l1n, l1raw = _count(opts.cube_l1_reuse_setting, g.hash_order, g.labels)
-    l1n = 1 if l1n is None else max(1, int(l1n))
+    if l1n is None:  # rule l1-reuse-auto: no setting for the group, PyPTO sizes the merge itself
+        l1n = g.grid[0] * g.grid[1] // (AUTO_L1_SUBGRAPHS_PER_CORE * max(1, tg.params.aic))
+        if l1n > 1:
+            tg.fire("l1-reuse-auto")
+    l1n = max(1, int(l1n))
     static_a = not unrolled(op, tg.record) and op.inputs[0].uid not in tg.root_info[g.root]["vector_made"]
     units = l1_reuse_units(g.grid, l1n, l1raw[1] if isinstance(l1raw, tuple) else "right", static_a, tg.fire)
     nbn, _ = _count(opts.cube_nbuffer_setting, g.hash_order, g.labels)
     nbn = 1 if nbn is None else max(1, int(nbn))
-    merged = [sum(units[i:i + nbn], []) for i in range(0, len(units), nbn)]
+    merged = _pairs_by_size(units, nbn)
     if len(merged) < len(units):
         tg.fire("cube-nbuffer-merge")
     for pairs in merged:

@@ -152,6 +152,8 @@ class RootNeighbours:
                  passes: Callable[[OpRecord], bool]) -> None:
         self.roots, self.passes = roots, passes
         self.by_root: dict[int, list[Any]] = {}
+        self.gids = {g.gid: g for g in groups}
+        self.sigs: dict[int, tuple] = {}
         for g in groups:
             self.by_root.setdefault(g.root, []).append(g)
         self.done: dict[int, dict[int, Neighbours]] = {}
@@ -163,3 +165,23 @@ class RootNeighbours:
             near = self.done[g.root] = neighbours(
                 self.roots[g.root], [(h.gid, h.unit, h.ops, h.grid) for h in self.by_root[g.root]], self.passes)
         return near[g.gid]
+
+    def same_hash(self, g: Any) -> list[Any]:
+        """The vector groups of ``g``'s root that PyPTO hashes alike (the same ops, shapes and tiles, fed by
+        subgraphs of the same ops): their instances are colors of one hash, merged together (rule
+        vec-merge-across-same-hash). ``g`` first if no earlier one."""
+        sig = self._signature(g)
+        return [h for h in self.by_root[g.root] if h.unit == "V" and self._signature(h) == sig]
+
+    def _signature(self, g: Any) -> tuple:
+        """PyPTO's hash of a color: its ops and, recursively, the ops of every subgraph upstream of it
+        in the root (two alike ops fed by different chains are not alike); here with the shapes too."""
+        sig = self.sigs.get(g.gid)
+        if sig is None:
+            self.sigs[g.gid] = ()  # a cycle cannot happen in a root's DAG; this only guards the recursion
+            near = self.of(g)
+            upstream = tuple(sorted({self._signature(self.gids[c.gid]) for cs in near.inputs.values() for c in cs}))
+            ops = tuple((o.op, tuple(o.output.shape) if o.output is not None else (), tuple(o.tile or ()),
+                         tuple(tuple(t.shape) for t in o.inputs)) for o in g.ops)
+            sig = self.sigs[g.gid] = (g.unit, ops, tuple(g.grid), upstream)
+        return sig

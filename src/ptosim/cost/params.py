@@ -1,7 +1,7 @@
 """What the cost model reads from a platform profile: its ``cost:`` section and its buffer sizes.
 
 The coefficients are ``profile_schema.CostSection`` itself (their defaults are written there, once);
-``CostParams`` only adds the two buffer sizes the task merges check and the resolved UB limit, and
+``CostParams`` only adds the two buffer sizes and the AIC count the task merges read, the resolved UB limit, and
 hashes by identity so the latency tables can cache on it.
 """
 
@@ -21,6 +21,7 @@ class CostParams:
     cost: CostSection  #: the profile's ``cost:`` section, defaults filled
     l1_bytes: int  #: the profile's L1 (cube L1 reuse must fit it)
     ub_bytes: int  #: the profile's UB (merged vector tasks must fit it)
+    aic: int = 0  #: the profile's AIC cores (PyPTO sizes its automatic L1-reuse merge by them)
 
     @property
     def vec_ub_limit(self) -> int:
@@ -33,7 +34,7 @@ class CostParams:
         misspelt key is a PlatformError naming the closest valid one."""
         raw = _merged(dict(profile.raw.get("cost") or {}), overrides or {})
         section = validate_cost_section(raw, profile.name)
-        return cls(section, int(profile.buffers.get("L1", 0)), int(profile.buffers.get("UB", 0)))
+        return cls(section, int(profile.buffers.get("L1", 0)), int(profile.buffers.get("UB", 0)), int(profile.aic))
 
     def us(self, cycles: float) -> float:
         return self.cost.us(cycles)

@@ -210,6 +210,21 @@ RULES: tuple[Rule, ...] = (
          "tasks (ptosim 98 before this rule, 70 with it); a [4, 1024] norm feeding 4 n tiles left unmerged, "
          "a [4, 256] one feeding 1 merged",
          _COST + "test_vec_nbuffer_merges_only_instances_sharing_a_neighbour"),
+    Rule("vec-merge-across-same-hash",
+         "The n-buffer merge groups a root's vector subgraph instances by hash (their tile ops and the ops "
+         "feeding them), not by the op that made them: instances of two vector groups with the same ops, "
+         "shapes and tiles fed alike (one per unrolled expert, a gate and an up dequant) merge with each other",
+         "MoE with INT8 experts (16 experts, {-1: 4}) at T=4; the INT8 FFN at T=128",
+         "MoE INT8: the 16 per-expert dequant/act/quant tasks (each 1 row block) ran as 4 tasks of 4 "
+         "(76 tasks; ptosim 90 when each expert's group merged alone)",
+         _COST + "test_vec_nbuffer_merges_instances_of_one_hash_across_groups"),
+    Rule("l1-reuse-auto",
+         "With no cube_l1_reuse_setting for a matmul, PyPTO merges its output tiles itself: floor(tiles / (2 x "
+         "AIC cores)) per task, along the shared block; cube_nbuffer_setting then merges those of one size",
+         "single-pass attention, 16384 keys in 64-key tiles (256 q.k^T tiles per head), cube_nbuffer {-1: 2}",
+         "64 tasks at T=1 (PyPTO's source: numLR = subgraphs / 48 on 24 AIC cores, 5 here; 27 AIC tasks "
+         "per head after the n-buffer pairs); ptosim 262 before the rule",
+         _COST + "test_cube_l1_reuse_merges_by_itself_when_unset"),
     Rule("l1-reuse-along-m",
          "cube_l1_reuse_setting merges N output tiles that share the B (weight) block, along m, into one task",
          "RMSNorm + linear, four 16-row m tiles per weight block",
