@@ -706,7 +706,8 @@ def _ffn_int8_tasks(T: int = 128) -> Counter:
     sc = lambda n: rng.uniform(1e-3, 2e-3, n).astype(np.float32)  # noqa: E731
     ffn(rng.uniform(-1, 1, (T, H)).astype(ml_dtypes.bfloat16), w(I, H), sc(I), w(I, H), sc(I), w(H, I), sc(H),
         np.zeros((T, H), ml_dtypes.bfloat16))
-    return Counter(t.label for t in estimate(ffn.last_record).work_tasks)
+    est = estimate(ffn.last_record)
+    return Counter(t.label for t in est.work_tasks), est
 
 
 def test_vec_nbuffer_merges_only_instances_sharing_a_neighbour():
@@ -715,9 +716,23 @@ def test_vec_nbuffer_merges_only_instances_sharing_a_neighbour():
     pairwise among those of one act task, 32 -> 16; act 8 -> 4 (each feeds the down-quant rows of its
     block), down-quant 16 -> 8; act_quant (no producer subgraph: x from GM) and the epilogue (order 0,
     count 4, but no consumer subgraph) stay 16 each: 70 tasks."""
-    got = _ffn_int8_tasks()
+    got, _ = _ffn_int8_tasks()
     assert got == {"act_quant": 16, "gate_up": 8, "dequant": 16, "act": 4, "down_quant": 8, "down": 2, "epilogue": 16}
     assert sum(got.values()) == 70
+
+
+def test_a_join_waits_through_one_sync_task_for_what_a_group_shares():
+    """PyPTO 0.2.0's SIM on the INT8 FFN at T=128: one sync task between the 16 quant tasks and the 8
+    gate/up tiles (two matmuls), one between those tiles and the dequant tasks, each of which still
+    waits for its own rows' quant task directly."""
+    _, est = _ffn_int8_tasks()
+    tasks = est.tasks
+    by_label = lambda lab: [t for t in tasks if t.label == lab]  # noqa: E731
+    hubs = {p for t in by_label("gate_up") for p in t.preds}
+    assert len(hubs) == 1 and tasks[hubs.pop()].kind == "HUB"
+    for t in by_label("dequant"):
+        kinds_of = sorted(tasks[p].label or tasks[p].kind for p in t.preds)
+        assert kinds_of.count("act_quant") == 1 and "gate_up" not in kinds_of
 
 
 def _experts(setting, E: int = 8) -> Counter:

@@ -107,7 +107,10 @@ def _vector_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     alike = [h for h in tg.near.same_hash(g) if h.gid >= g.gid and h.gid not in tg.laid_out] if count > 1 else [g]
     tg.laid_out.update(h.gid for h in alike)
     members = {h.gid: h for h in alike}
-    colors = [Color(h.gid, u) for h in alike for u in (units if h is g else vec_units(h.grid[0], h.grid[1], column_tiles(h.ops)))]
+    # PyPTO numbers the instances tile by tile: a row block of every alike group before the next block
+    per = [[Color(h.gid, u) for u in (units if h is g else vec_units(h.grid[0], h.grid[1], column_tiles(h.ops)))]
+           for h in alike]
+    colors = [c for i in range(max(map(len, per))) for cs in per if i < len(cs) for c in cs[i:i + 1]]
     # rule vec-nbuffer-merge: from 2 instances of a hash up
     nmerge = tg.family_merge.setdefault(g.family, count if len(colors) >= tg.params.cost.vec_merge_min_tasks else 1)
     near = None

@@ -306,11 +306,14 @@ RULES: tuple[Rule, ...] = (
          "the last RoPE task (the sub, then the add) waits for all four products, in the task topology",
          _COST + "test_rope_pairs_task_graph_is_pyptos"),
     Rule("sync-join-from-three",
-         "Tasks of a group that wait for the same 3 or more tasks do so through one sync (HUB) task; with 2 "
-         "producers every consumer waits on both directly",
-         "PyPTO's task topology (the kernel was not recorded)",
-         "seen in the task topology (no figure recorded)",
-         _RULES + "test_a_join_of_three_goes_through_a_sync_task"),
+         "The tasks of a group wait through one sync (HUB) task for the 3 or more tasks they all wait for, each "
+         "keeping its other predecessors, and members left with the same 3 or more predecessors through another; "
+         "groups of a root that wait for the same tasks share the sync task; with 2 producers every consumer "
+         "waits on both directly",
+         "PyPTO's task topology; the INT8 FFN (H=256, I=512) at T=128",
+         "FFN INT8: one sync task between the 16 quant tasks and the 8 gate/up tiles of two matmuls, one between "
+         "those tiles and the dequant tasks (each also waiting for its own quant task): e2e x1.21 -> x1.09",
+         _COST + "test_a_join_waits_through_one_sync_task_for_what_a_group_shares"),
     Rule("root-start-sync",
          "3 or more readers of a root's views wait for a root-start sync task, whose successors are only the "
          "readers no other reader leads to",

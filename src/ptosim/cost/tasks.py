@@ -207,23 +207,30 @@ def sync_tasks(tasks: list[Task], roots: Sequence[RootInfo], aliases: Aliases,
 
 
 def _join_syncs(tasks: list[Task], fire: Fire) -> None:
-    """Rule sync-join-from-three: the tasks of a group that wait for the same ``SYNC_MIN`` or more
-    tasks wait for one sync task instead."""
+    """Rule sync-join-from-three: the tasks of a group wait through one sync task for the ``SYNC_MIN`` or
+    more tasks they all wait for (each keeps its own other predecessors), and the members with the same
+    predecessors left through another; groups of a root waiting for the same tasks share the sync task."""
     by_group: dict[int, list[Task]] = defaultdict(list)
     for t in list(tasks):
         by_group[t.group].append(t)
+    hubs: dict[tuple[int, frozenset[int]], Task] = {}  # (root, predecessors) -> its sync task
     for members in by_group.values():
+        if len(members) < 2:
+            continue
+        common = frozenset.intersection(*(frozenset(m.preds) for m in members))
+        joins = [(common, members)] if len(common) >= SYNC_MIN else []
         clusters: dict[frozenset[int], list[Task]] = defaultdict(list)
         for m in members:
-            clusters[frozenset(m.preds)].append(m)
-        for common, cluster in clusters.items():
-            if len(cluster) < 2 or len(common) < SYNC_MIN:
-                continue
+            clusters[frozenset(m.preds) - (common if joins else frozenset())].append(m)
+        joins += [(c, ms) for c, ms in clusters.items() if len(ms) >= 2 and len(c) >= SYNC_MIN]
+        for preds, cluster in joins:
             fire("sync-join-from-three")
-            hub = Task(len(tasks), "HUB", "", cluster[0].root, -1, preds=set(common))
-            tasks.append(hub)
+            hub = hubs.get((cluster[0].root, preds))
+            if hub is None:
+                hub = hubs[(cluster[0].root, preds)] = Task(len(tasks), "HUB", "", cluster[0].root, -1, preds=set(preds))
+                tasks.append(hub)
             for m in cluster:
-                m.preds = {hub.id}
+                m.preds = (m.preds - preds) | {hub.id}
 
 
 def _root_syncs(tasks: list[Task], r: int, info: RootInfo, members: list[Task], aliases: Aliases,
