@@ -12,7 +12,8 @@ import pytest
 
 import ptosim as pypto
 from ptosim.cost import estimate
-from ptosim.cost.rules import BY_ID, RULES, Fired
+from ptosim.cost.fired import Fired
+from ptosim.cost.rules import BY_ID, RULES
 from ptosim.cost.tasks import Aliases, Task, sync_tasks
 
 from .conftest import run_ops

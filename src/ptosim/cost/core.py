@@ -18,7 +18,7 @@ import bisect
 from collections import OrderedDict
 
 from .params import CostParams
-from .rules import Fire, ignore
+from .fired import Fire, ignore
 from .tasks import Task
 
 __all__ = ["run_tasks", "L2Cache"]

@@ -8,7 +8,7 @@ merges at K = 16384 too.
 
 from __future__ import annotations
 
-from .rules import Fire
+from .fired import Fire
 
 __all__ = ["Units", "l1_reuse_units"]
 

@@ -40,7 +40,7 @@ from .lower import forget_grids, forget_tile_ops, rows_cols, vec_grid
 from .lower_cube import cube_grid, forget_plans
 from .params import CostParams
 from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, vec_groups, vector_results
-from .rules import Fired
+from .fired import Fired
 from .tasks import Aliases, RootInfo, Task, dependencies, device_tasks, sync_tasks
 from .vec_units import split_over_ub
 

@@ -22,7 +22,7 @@ from .lower_cube import has_bias, split_k_bodies
 from .nbuffer import Color, Neighbours, RootNeighbours, merge_chunks
 from .params import CostParams
 from .partition import unrolled
-from .rules import Fired
+from .fired import Fired
 from .tasks import Aliases, RootInfo, Task
 from .template import Lowering
 from .vec_units import column_tiles, lower_unit, vec_units

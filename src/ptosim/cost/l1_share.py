@@ -18,7 +18,7 @@ from ..record import OpRecord
 from .lower import Body
 from .lower_cube import L1Blocks, cube_grid, lower_cube
 from .params import CostParams
-from .rules import Fire
+from .fired import Fire
 from .tasks import Aliases
 
 __all__ = ["SharedA", "shared_a_sets", "shared_a_bodies"]

@@ -13,7 +13,7 @@ from ..record import OpRecord
 from .latency import copy_in_cycles, tileop_cycles
 from .lower import Body, Box, Resolver, TileOp, box_shape, canonical_box, nbytes_of, rows_cols, shared_op
 from .params import CostParams
-from .rules import Fire
+from .fired import Fire
 
 __all__ = ["cube_grid", "has_bias", "L1Blocks", "lower_cube", "forget_plans", "split_k_chunks", "partial_uid", "partial_box",
            "lower_split_k_sum", "split_k_bodies"]

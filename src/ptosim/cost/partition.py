@@ -15,7 +15,7 @@ from collections import defaultdict
 from ..record import OpRecord, RunRecord, TensorRef
 from .aliases import Aliases
 from .lower import vec_grid
-from .rules import Fire, ignore
+from .fired import Fire, ignore
 from .vec_units import column_tiling
 
 __all__ = ["chains", "copied_assembles", "copied_views", "group_grid", "reshape_tasks", "unrolled", "vec_groups",

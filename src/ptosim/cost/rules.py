@@ -1,7 +1,7 @@
 """Every PyPTO behaviour the cost model reproduces, as a record: what PyPTO does, which kernel it
 was read from, what its SIM showed, and the test that pins it.
 
-The cost code names the rule each of its decisions applies: ``fire(rule_id)`` (a ``Fired``) records
+The cost code names the rule each of its decisions applies: ``fire(rule_id)`` (a ``fired.Fired``) records
 that an estimate applied it, once per decision, never per tile op; ``Estimate.rules_fired`` lists
 them in this table's order. A rule here that no cost module fires is dead (tests/ptosim/test_rules.py).
 """
@@ -9,9 +9,8 @@ them in this table's order. A rule here that no cost module fires is dead (tests
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
-__all__ = ["Rule", "RULES", "BY_ID", "Fired", "Fire", "ignore"]
+__all__ = ["Rule", "RULES", "BY_ID"]
 
 
 @dataclass(frozen=True)
@@ -376,29 +375,3 @@ RULES: tuple[Rule, ...] = (
 )
 
 BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
-
-#: what the cost code calls to record a rule it applied
-Fire = Callable[[str], None]
-
-
-def ignore(rule_id: str) -> None:
-    """A ``Fire`` that records nothing (the default where a caller asks for no record)."""
-
-
-class Fired:
-    """The rules an estimate applied: call it with a rule id (an unknown id is a KeyError)."""
-
-    __slots__ = ("_ids",)
-
-    def __init__(self) -> None:
-        self._ids: dict[str, None] = {}
-
-    def __call__(self, rule_id: str) -> None:
-        if rule_id not in self._ids:
-            if rule_id not in BY_ID:
-                raise KeyError(f"no cost rule {rule_id!r} in ptosim.cost.rules")
-            self._ids[rule_id] = None
-
-    def ids(self) -> tuple[str, ...]:
-        """The rules fired, in the table's order."""
-        return tuple(r.id for r in RULES if r.id in self._ids)

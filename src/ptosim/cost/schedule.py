@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from .params import CostParams
-from .rules import Fire, ignore
+from .fired import Fire, ignore
 from .tasks import Task
 
 __all__ = ["schedule"]

@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 from ..options import RuntimeOptions
 from .aliases import Aliases
 from .lower import Box, TileOp, rows_cols
-from .rules import Fire, ignore
+from .fired import Fire, ignore
 
 __all__ = ["SYNC_MIN", "Aliases", "RootInfo", "Task", "dependencies", "device_tasks", "overlap", "sync_tasks"]
 
