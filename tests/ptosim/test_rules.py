@@ -161,3 +161,24 @@ def test_sync_tasks_take_no_time():
     assert hubs and all(t.start == t.end for t in hubs)
     assert "sync-task-costs-nothing" in est.rules_fired
 
+
+
+
+def test_ready_tasks_enter_in_task_id_order():
+    """Single-pass attention over a reshaped q, T=4, 8 kv heads: the reshape root's sync task waits for
+    nothing and precedes every q·kᵀ, as each root's start sync task does. PyPTO submits ready tasks in
+    task-id order, so it processes the reshape root's first and each per-root one then releases its 8
+    q·kᵀ tasks at once: PyPTO 0.2.0's SIM dispatched all 256 q·kᵀ tasks before the first P·V. Processed
+    last, the reshape root's sync task would release them one resolve apart, and P·V would overtake."""
+    from . import single_pass_attention_kernel as K
+
+    K.attention(*K.inputs(4))
+    est = estimate(K.attention.last_record)
+    qks = [t for t in est.work_tasks if t.label == "qk"]
+    pvs = [t for t in est.work_tasks if t.label == "pv"]
+    lead = [t for t in est.tasks if t.kind == "HUB" and not t.preds and {q.id for q in qks} <= set(t.succs)]
+    assert len(qks) == 256 and len(pvs) == 32 and len(lead) == 1
+    assert lead[0].root < min(q.root for q in qks)  # the reshape root's own sync task
+    first_pv = min(p.start for p in pvs)
+    assert sum(q.start > first_pv for q in qks) <= 2  # PyPTO: none; processed last, 177 of 256
+    assert "ready-in-task-id-order" in est.rules_fired

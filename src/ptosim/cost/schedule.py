@@ -87,9 +87,13 @@ class _DeviceRun:
         #: would find the step done (every event at a time comes before any step of it), so it is not queued
         self.tick_at: set[int] = set()
         self.applied: set[str] = set()  #: the rules this run applied
-        for t in members:
+        # submitted in PyPTO's task-id order (root << 20 | index): a sync task of an earlier root first
+        # (rule ready-in-task-id-order)
+        for t in sorted(members, key=lambda i: (tasks[i].root, i)):
             if self.left[t] == 0:
                 self._global(t, start_at)
+                if tasks[t].kind == "HUB":
+                    self.applied.add("ready-in-task-id-order")
 
     def push(self, time: int, kind: int, payload: int) -> None:
         heapq.heappush(self.events, (time, kind, self.eseq, payload))

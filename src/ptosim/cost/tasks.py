@@ -269,21 +269,23 @@ def _reshape_root_syncs(tasks: list[Task], roots: Sequence[RootInfo], by_root: d
         found = {t.id: t for uid in made for t in readers_of.get(uid, ())
                  if t.root > r and roots[t.root]["loops"][:len(frames)] == frames}
         readers = [found[i] for i in sorted(found)]
-        if readers:  # the sync task runs with its first reader's device task (a root of S ops has none)
+        if readers:  # the sync task is root r's (PyPTO numbers it so) and runs with its first reader's device task
             fire("reshape-root-sync")
-            hub = Task(len(tasks), "HUB", "", readers[0].root, -1)
+            hub = Task(len(tasks), "HUB", "", r, -1)
+            hub.device = readers[0].device
             tasks.append(hub)
             for t in _first_of([t for t in readers if t.device == readers[0].device], succs):
                 t.preds.add(hub.id)
 
 
 def _link_successors(tasks: list[Task]) -> None:
-    """Each sync task in its root's device task; every task's ``succs`` from the ``preds``, in id order."""
+    """Each sync task in its root's device task (one of a root with no tasks keeps the device it was given);
+    every task's ``succs`` from the ``preds``, in id order."""
     device_of = {t.root: t.device for t in tasks if t.kind != "HUB"}
     for t in tasks:
         t.succs = []
         if t.kind == "HUB":
-            t.device = device_of.get(t.root, 0)
+            t.device = device_of.get(t.root, t.device)
     for t in sorted(tasks, key=lambda x: x.id):
         for p in sorted(t.preds):
             tasks[p].succs.append(t.id)
