@@ -99,18 +99,13 @@ def _vector_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     nct = column_tiles(g.ops)
     if nct > 1:
         tg.fire("vec-task-per-column-tile")
-    units = vec_units(g.grid[0], g.grid[1], nct)
     count = _vec_merge(tg, g, opts, nct)
     if g.gid in tg.laid_out:
         return  # its tasks were laid out with an earlier group of its hash
     # the groups of its hash not laid out yet (an earlier one whose setting merged nothing kept to itself)
     alike = [h for h in tg.near.same_hash(g) if h.gid >= g.gid and h.gid not in tg.laid_out] if count > 1 else [g]
     tg.laid_out.update(h.gid for h in alike)
-    members = {h.gid: h for h in alike}
-    # PyPTO numbers the instances tile by tile: a row block of every alike group before the next block
-    per = [[Color(h.gid, u) for u in (units if h is g else vec_units(h.grid[0], h.grid[1], column_tiles(h.ops)))]
-           for h in alike]
-    colors = [c for i in range(max(map(len, per))) for cs in per if i < len(cs) for c in cs[i:i + 1]]
+    colors = _colors(alike)
     # rule vec-nbuffer-merge: from 2 instances of a hash up
     nmerge = tg.family_merge.setdefault(g.family, count if len(colors) >= tg.params.cost.vec_merge_min_tasks else 1)
     near = None
@@ -124,20 +119,33 @@ def _vector_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
         tg.fire("vec-nbuffer-merge")
     if any(len({c.gid for c in chunk}) > 1 for chunk in chunks):
         tg.fire("vec-merge-across-same-hash")
+    members = {h.gid: h for h in alike}
     for chunk in chunks:
-        first = members[chunk[0].gid]
-        info = f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""
-        if all(c.gid == first.gid for c in chunk):
-            body = tg.lowering.vec(first.ops, first.grid, [c.unit for c in chunk], tg.reads.needs_out(first.gid),
-                                   tg.reads.links.get(first.gid))
-            tg.add("AIV", first, body, tuple(c.unit for c in chunk), info)
-        else:  # units of several groups in one task: lowered one after the other (no template)
-            body = Body()
-            for c in chunk:
-                h = members[c.gid]
-                lower_unit(h.ops, c.unit, h.grid, body, tg.reads.needs_out(h.gid), tg.aliases, tg.params,
-                           tg.reads.links.get(h.gid))
-            tg.add("AIV", first, body, tuple(chunk), info)
+        _vector_task(tg, g, [members[c.gid] for c in chunk], chunk)
+
+
+def _colors(alike: list[Group]) -> list[Color]:
+    """The instances of alike vector groups as PyPTO numbers them: tile by tile, a row block (or column
+    tile) of every group before the next."""
+    per = [[Color(h.gid, u) for u in vec_units(h.grid[0], h.grid[1], column_tiles(h.ops))] for h in alike]
+    return [cs[i] for i in range(max(map(len, per))) for cs in per if i < len(cs)]
+
+
+def _vector_task(tg: GroupTasks, g: Group, groups: list[Group], chunk: list[Color]) -> None:
+    """One AIV task of the instances ``chunk`` (of the groups ``groups``, one per color), laid out
+    under the first color's group."""
+    first = groups[0]
+    info = f"vecMergeInfo hashOrder: {g.hash_order}, subGraphCount: {len(chunk)}" if len(chunk) > 1 else ""
+    if all(h is first for h in groups):
+        body = tg.lowering.vec(first.ops, first.grid, [c.unit for c in chunk], tg.reads.needs_out(first.gid),
+                               tg.reads.links.get(first.gid))
+        tg.add("AIV", first, body, tuple(c.unit for c in chunk), info)
+        return
+    body = Body()  # units of several groups in one task: lowered one after the other (no template)
+    needs = {h.gid: tg.reads.needs_out(h.gid) for h in groups}
+    for c, h in zip(chunk, groups):
+        lower_unit(h.ops, c.unit, h.grid, body, needs[h.gid], tg.aliases, tg.params, tg.reads.links.get(h.gid))
+    tg.add("AIV", first, body, tuple(chunk), info)
 
 
 def _vec_merge(tg: GroupTasks, g: Group, opts: PassOptions, nct: int) -> int:
@@ -155,12 +163,11 @@ def _vec_merge(tg: GroupTasks, g: Group, opts: PassOptions, nct: int) -> int:
 def _pairs_by_size(units: list[list], nbn: int) -> list[list]:
     """cube_nbuffer_setting merges ``nbn`` consecutive L1-reuse units of one size (PyPTO re-hashes a merged
     group by its members, so groups of another size are another class), in order of each run's first."""
-    by_size: dict[int, list[list]] = {}
-    for u in units:
-        by_size.setdefault(len(u), []).append(u)
-    runs = [sum(us[i:i + nbn], []) for us in by_size.values() for i in range(0, len(us), nbn)]
-    first = {id(u[0]): i for i, u in enumerate(units)}
-    return sorted(runs, key=lambda run: first[id(run[0])])
+    by_size: dict[int, list[int]] = {}  # size -> the indices of its units, in order
+    for i, u in enumerate(units):
+        by_size.setdefault(len(u), []).append(i)
+    runs = [ix[i:i + nbn] for ix in by_size.values() for i in range(0, len(ix), nbn)]
+    return [sum((units[i] for i in run), []) for run in sorted(runs)]
 
 
 def _split_k_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:

@@ -19,14 +19,25 @@ __all__ = ["cube_grid", "has_bias", "L1Blocks", "lower_cube", "forget_plans", "s
            "lower_split_k_sum", "split_k_bodies"]
 
 
-def cube_grid(op: OpRecord) -> tuple[int, int, int, int]:
-    """(m tiles, n tiles, mL0, nL0) of a matmul record; batch dims count as more rows."""
+def _rows_n_tiles(op: OpRecord) -> tuple[int, int, int, int]:
+    """(output rows, n, mL0, nL0) of a matmul record; batch dims count as more rows."""
     m, n = int(op.attrs.get("m", 1)), int(op.attrs.get("n", 1))
     ct = op.cube_tile or {}
     rows = rows_cols(op.output.shape)[0] if op.output is not None else m
-    mt = int(ct.get("m", (m,))[0]) or m
-    nt = int(ct.get("n", (n,))[0]) or n
+    return rows, n, int(ct.get("m", (m,))[0]) or m, int(ct.get("n", (n,))[0]) or n
+
+
+def cube_grid(op: OpRecord) -> tuple[int, int, int, int]:
+    """(m tiles, n tiles, mL0, nL0) of a matmul record; batch dims count as more rows."""
+    rows, n, mt, nt = _rows_n_tiles(op)
     return -(-rows // mt), -(-n // nt), mt, nt
+
+
+def cube_tile_boxes(op: OpRecord) -> tuple[int, int, dict[tuple[int, int], tuple[int, int, int, int]]]:
+    """(output rows, n, {(m tile, n tile): its (row0, row1, col0, col1) in the output}) of a matmul record."""
+    rows, n, mt, nt = _rows_n_tiles(op)
+    return rows, n, {(i, j): (i * mt, min(rows, (i + 1) * mt), j * nt, min(n, (j + 1) * nt))
+                     for i in range(-(-rows // mt)) for j in range(-(-n // nt))}
 
 
 class L1Blocks:

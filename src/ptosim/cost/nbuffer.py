@@ -20,46 +20,45 @@ from typing import Any, NamedTuple
 
 from ..record import OpRecord, TensorRef
 from .lower import rows_cols
-from .vec_units import column_tiles, column_tiling, vec_units
+from .lower_cube import cube_tile_boxes
+from .vec_units import VecUnit, column_tiles, column_tiling, vec_units
 
 __all__ = ["Color", "Neighbours", "RootNeighbours", "merge_chunks", "neighbours"]
 
 
+#: a task unit: a vector group's (row block, column tile) or a matmul's (m tile, n tile)
+Unit = VecUnit | tuple[int, int]
+
+
 class Color(NamedTuple):
-    """One task unit before merging: a group id and its unit (row block, (row block, column tile),
-    or a matmul's (m tile, n tile))."""
+    """One task unit before merging: a group id and its unit."""
     gid: int
-    unit: object
+    unit: Unit
 
 
 class _Span(NamedTuple):
     rows: int  #: the group's row count
     cols: int  #: the group's column count (0: every unit covers all columns)
-    boxes: dict  #: unit -> (r0, r1, c0, c1) in the group's rows and columns
+    boxes: dict[Unit, tuple[int, int, int, int]]  #: unit -> (r0, r1, c0, c1) in the group's rows and columns
 
 
 class Neighbours(NamedTuple):
-    """Per unit of a group: the colors of other groups of the root it reads from and writes to."""
-    inputs: dict[object, set[Color]]
-    outputs: dict[object, set[Color]]
+    """Per unit of a group (per Color, when units of alike groups merge together): the colors of other
+    groups of the root it reads from and writes to."""
+    inputs: dict[Unit | Color, set[Color]]
+    outputs: dict[Unit | Color, set[Color]]
 
 
 def _span(ops: Sequence[OpRecord], unit_of: str, grid: tuple[int, ...]) -> _Span:
-    if unit_of == "C":
-        mt_n, nt_n, mt, nt = grid
-        out = ops[0].output
-        R = rows_cols(out.shape)[0] if out is not None else mt_n * mt
-        N = int(ops[0].attrs.get("n", nt_n * nt))
-        return _Span(R, N, {(i, j): (i * mt, min(R, (i + 1) * mt), j * nt, min(N, (j + 1) * nt))
-                            for i in range(mt_n) for j in range(nt_n)})
+    if unit_of == "C":  # grid is cube_grid's: the same tiles
+        return _Span(*cube_tile_boxes(ops[0]))
     R, tr = grid[0], grid[1]
     nct = column_tiles(ops) if len(grid) == 2 else 1
     C, tc = column_tiling(ops[0]) if nct > 1 else (0, 0)
     boxes = {}
     for u in vec_units(R, tr, nct):
-        j, ct = u if isinstance(u, tuple) else (u, None)
-        c0, c1 = (ct * tc, min(C, (ct + 1) * tc)) if ct is not None else (0, 0)
-        boxes[u] = (j * tr, min(R, (j + 1) * tr), c0, c1)
+        c0, c1 = (u.col * tc, min(C, (u.col + 1) * tc)) if u.col is not None else (0, 0)
+        boxes[u] = (u.block * tr, min(R, (u.block + 1) * tr), c0, c1)
     return _Span(R, C, boxes)
 
 
@@ -114,7 +113,7 @@ def neighbours(root_ops: Sequence[OpRecord], groups: Iterable[tuple[int, str, Se
 
 
 def _order(c: Color) -> tuple:
-    return (c.gid, *(c.unit if isinstance(c.unit, tuple) else (c.unit,)))
+    return (c.gid, *c.unit)  # a group's units are all of one kind: a None column never meets an int
 
 
 def merge_chunks(units: Sequence, nmerge: int, near: Neighbours | None) -> list[list]:

@@ -10,13 +10,14 @@ column tiles joins them (col_reduce.py). vec_nbuffer_setting then merges these u
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..record import OpRecord
 from ..vocabulary import OPS
 from .lower import Body, Resolver, lower_vec, rows_cols, vec_grid
 from .params import CostParams
 
-__all__ = ["column_tiles", "column_tiling", "lower_unit", "split_over_ub", "ub_bytes", "vec_units"]
+__all__ = ["VecUnit", "column_tiles", "column_tiling", "lower_unit", "split_over_ub", "ub_bytes", "vec_units"]
 
 #: op families whose tile ops read and write the same element positions (no data across columns)
 _ELEMENTWISE = {"cast", "binary", "unary", "full", "zeros", "compare", "where"}
@@ -50,21 +51,26 @@ def column_tiles(ops: Sequence[OpRecord]) -> int:
     return -(-C // tc)
 
 
-def vec_units(R: int, tr: int, nct: int) -> list:
+class VecUnit(NamedTuple):
+    """One AIV task unit of a vector group: a row block, all its columns or one column tile."""
+    block: int  #: the row block
+    col: int | None = None  #: the column tile (rule vec-task-per-column-tile), None: every column
+
+
+def vec_units(R: int, tr: int, nct: int) -> list[VecUnit]:
     """The task units of a group of R rows in tr-row blocks and nct column tiles, row block first."""
     n = -(-R // tr)
-    return list(range(n)) if nct <= 1 else [(j, ct) for j in range(n) for ct in range(nct)]
+    return [VecUnit(j) for j in range(n)] if nct <= 1 else [VecUnit(j, ct) for j in range(n) for ct in range(nct)]
 
 
-def lower_unit(ops: Sequence[OpRecord], unit, grid: tuple[int, ...], body: Body, needs_out, resolve: Resolver,
+def lower_unit(ops: Sequence[OpRecord], unit: VecUnit, grid: tuple[int, ...], body: Body, needs_out, resolve: Resolver,
                params: CostParams, links=None) -> None:
-    """Append one unit (a row block, or a row block's column tile) of the vector ops to ``body``."""
+    """Append one unit of the vector ops to ``body``."""
     R, tr = grid[0], grid[1]
-    j, col = unit if isinstance(unit, tuple) else (unit, None)
-    lower_vec(ops, j * tr, min(R, (j + 1) * tr), grid, body, needs_out, resolve, params, links, col)
+    lower_vec(ops, unit.block * tr, min(R, (unit.block + 1) * tr), grid, body, needs_out, resolve, params, links, unit.col)
 
 
-def ub_bytes(ops: Sequence[OpRecord], grid: tuple[int, ...], units: Sequence, resolve: Resolver,
+def ub_bytes(ops: Sequence[OpRecord], grid: tuple[int, ...], units: Sequence[VecUnit], resolve: Resolver,
              params: CostParams) -> int:
     """The UB the units of the vector ops take together in one task."""
     body = Body()
@@ -73,8 +79,8 @@ def ub_bytes(ops: Sequence[OpRecord], grid: tuple[int, ...], units: Sequence, re
     return body.ub_bytes
 
 
-def _first_unit(ops: Sequence[OpRecord]):
-    return (0, 0) if column_tiles(ops) > 1 else 0
+def _first_unit(ops: Sequence[OpRecord]) -> VecUnit:
+    return VecUnit(0, 0) if column_tiles(ops) > 1 else VecUnit(0)
 
 
 def split_over_ub(ops: list[OpRecord], grid: tuple[int, ...], resolve: Resolver,
