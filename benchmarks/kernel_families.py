@@ -156,6 +156,7 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     # RMSNorm + INT8 linear with a dequant epilogue; the INT8 FFN at T=128; the norm tiles of RMSNorm + linear
     "vec-merge-needs-shared-neighbour": ("norm-linear-int8", "ffn-int8") + _NORM_LINEAR,
     "l1-reuse-auto": ("single-pass-attention",),  # 16384 keys: 256 q.k^T tiles per head
+    "ready-in-task-id-order": ("single-pass-attention",),  # the seed dims at T=4: q·kᵀ before P·V
     "vec-merge-across-same-hash": ("moe-grouped-int8", "ffn-int8"),  # per-expert tasks; the gate/up dequants
     "l1-reuse-along-m": _NORM_LINEAR,
     "l1-reuse-along-n-static-rows": _PRE,  # pre-attention's phase-2 q·kᵀ
