@@ -1,5 +1,6 @@
-"""ptosim.cost's replayed task bodies (template.py) give the estimate the full build gives, bit for
-bit, across skeletons and token counts (issue #31 item 6)."""
+"""ptosim.cost's replayed task bodies (template.py) and neighbours shared by roots of one shape
+(nbuffer.py) give the estimate the full build gives, bit for bit, across skeletons and token counts
+(issue #31 item 6)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from pattern_gen.output.instances import _kernel_attr, call_instance, load_instance_module
 from ptosim import cost
-from ptosim.cost import template
+from ptosim.cost import nbuffer, template
 from ptosim.cost.params import CostParams
 from ptosim.platform import load_platform
 
@@ -37,6 +38,7 @@ def _fingerprint(est: cost.Estimate) -> tuple:
 
 def _estimate(record, replay: bool, monkeypatch: pytest.MonkeyPatch) -> cost.Estimate:
     monkeypatch.setattr(template, "REPLAY", replay)
+    monkeypatch.setattr(nbuffer, "SHARE_BY_SHAPE", replay)
     prof = load_platform(record.platform)
     return cost.estimate(record, params=CostParams.from_profile(prof))  # params: no cached estimate
 
@@ -51,12 +53,20 @@ def test_replayed_estimate_is_the_full_build(skeleton, atoms, dims, cli, tmp_pat
     replayed: list[object] = []
     real = template.replay
     monkeypatch.setattr(template, "replay", lambda *a: replayed.append(body := real(*a)) or body)
+    asked, worked = [0], [0]  # roots whose neighbours were asked for, and worked out
+    near, work_out = nbuffer.RootNeighbours._near, nbuffer.RootNeighbours._work_out
+    monkeypatch.setattr(nbuffer.RootNeighbours, "_near", lambda self, r: asked.__setitem__(0, asked[0] + (r not in self.done)) or near(self, r))
+    monkeypatch.setattr(nbuffer.RootNeighbours, "_work_out", lambda *a: worked.__setitem__(0, worked[0] + 1) or work_out(*a))
+    shared = False
     for T in (1, 5, 16, 37):
         record = _record(tmp_path / "k", T)
         full = _fingerprint(_estimate(record, False, monkeypatch))
+        asked[0] = worked[0] = 0
         fast = _fingerprint(_estimate(record, True, monkeypatch))
         assert fast == full, f"{skeleton} at T={T}"
+        shared = shared or worked[0] < asked[0]
     assert any(b is not None for b in replayed), "no task body was replayed: the test compares nothing"
+    assert shared, "no root took the neighbours of an earlier root of its shape"
 
 
 def test_replay_falls_back_when_the_answers_differ_in_pattern():

@@ -143,44 +143,90 @@ def merge_chunks(units: Sequence, nmerge: int, near: Neighbours | None) -> list[
     return sorted(chunks, key=lambda c: order[c[0]])
 
 
+def root_shape(root_ops: Sequence[OpRecord], groups: Sequence[Any]) -> tuple:
+    """Everything ``neighbours`` and the color hash read of a root, with its tensors numbered by first
+    appearance: each op (name, tile, cube tile, attributes but a view's or assemble's offsets, and
+    each tensor's number, shape and kind) and each group (unit kind, its ops' positions, grid). The
+    iterations of a loop body have one shape: their neighbours differ only by the first group id."""
+    label: dict[int, int] = {}
+    at = {o.seq: i for i, o in enumerate(root_ops)}
+    ops = tuple((o.op, tuple(o.tile or ()), tuple(sorted(o.cube_tile.items())) if o.cube_tile else (),
+                 tuple(sorted((k, repr(v)) for k, v in o.attrs.items() if k != "offsets")),
+                 tuple((label.setdefault(t.uid, len(label)), tuple(t.shape), t.kind) for t in o.inputs),
+                 (label.setdefault(o.output.uid, len(label)), tuple(o.output.shape), o.output.kind)
+                 if o.output is not None else None)
+                for o in root_ops)
+    return ops, tuple((g.unit, tuple(at[o.seq] for o in g.ops), tuple(g.grid)) for g in groups)
+
+
+#: False: every root works out its own neighbours (tests compare the two)
+SHARE_BY_SHAPE = True
+
+
+class _RootNear(NamedTuple):
+    """One root shape's neighbours and hash classes, by group position in the root (colors name groups
+    by position, not id: a root of the same shape shares them)."""
+    near: list[Neighbours]
+    alike: list[list[int]]  #: per group: the positions of the root's vector groups of its hash
+
+
 class RootNeighbours:
-    """The neighbours of the units of every group, worked out per root when one of its groups first
-    asks (most groups are never merged, and most roots never ask)."""
+    """The neighbours of the units of every group, worked out per root shape when a group of a root
+    of that shape first asks (most groups are never merged, and most roots never ask). Colors in the
+    answers give a group's position in its root, not its id: ``merge_chunks`` only compares and orders
+    the colors of one root, and the same answer serves every iteration of a loop body."""
 
     def __init__(self, roots: Sequence[Sequence[OpRecord]], groups: Sequence[Any],
                  passes: Callable[[OpRecord], bool]) -> None:
         self.roots, self.passes = roots, passes
         self.by_root: dict[int, list[Any]] = {}
-        self.gids = {g.gid: g for g in groups}
-        self.sigs: dict[int, tuple] = {}
         for g in groups:
             self.by_root.setdefault(g.root, []).append(g)
-        self.done: dict[int, dict[int, Neighbours]] = {}
+        self.done: dict[int, _RootNear] = {}
+        self.shapes: dict[tuple, _RootNear] = {}
+
+    def _near(self, r: int) -> _RootNear:
+        rn = self.done.get(r)
+        if rn is None:
+            groups = self.by_root[r]
+            key = root_shape(self.roots[r], groups) if SHARE_BY_SHAPE else r
+            rn = self.shapes.get(key)
+            if rn is None:
+                rn = self.shapes[key] = self._work_out(r, groups)
+            self.done[r] = rn
+        return rn
+
+    def _work_out(self, r: int, groups: list[Any]) -> _RootNear:
+        by_pos = neighbours(self.roots[r], [(i, h.unit, h.ops, h.grid) for i, h in enumerate(groups)], self.passes)
+        near = [by_pos[i] for i in range(len(groups))]
+        sigs: dict[int, tuple] = {}
+
+        def signature(i: int) -> tuple:
+            """PyPTO's hash of a color: its ops and, recursively, the ops of every subgraph upstream of it
+            in the root (two alike ops fed by different chains are not alike); here with the shapes too."""
+            sig = sigs.get(i)
+            if sig is None:
+                sigs[i] = ()  # a cycle cannot happen in a root's DAG; this only guards the recursion
+                g = groups[i]
+                upstream = tuple(sorted({signature(c.gid) for cs in near[i].inputs.values() for c in cs}))
+                ops = tuple((o.op, tuple(o.output.shape) if o.output is not None else (), tuple(o.tile or ()),
+                             tuple(tuple(t.shape) for t in o.inputs)) for o in g.ops)
+                sig = sigs[i] = (g.unit, ops, tuple(g.grid), upstream)
+            return sig
+
+        vec = [i for i, g in enumerate(groups) if g.unit == "V"]
+        by_sig: dict[tuple, list[int]] = {}
+        for i in vec:
+            by_sig.setdefault(signature(i), []).append(i)
+        return _RootNear(near, [by_sig.get(signature(i), []) if groups[i].unit == "V" else [] for i in range(len(groups))])
 
     def of(self, g: Any) -> Neighbours:
         """The neighbours of the units of group ``g`` (a graph Group: gid, root, unit, ops, grid)."""
-        near = self.done.get(g.root)
-        if near is None:
-            near = self.done[g.root] = neighbours(
-                self.roots[g.root], [(h.gid, h.unit, h.ops, h.grid) for h in self.by_root[g.root]], self.passes)
-        return near[g.gid]
+        return self._near(g.root).near[g.gid - self.by_root[g.root][0].gid]
 
     def same_hash(self, g: Any) -> list[Any]:
         """The vector groups of ``g``'s root that PyPTO hashes alike (the same ops, shapes and tiles, fed by
         subgraphs of the same ops): their instances are colors of one hash, merged together (rule
         vec-merge-across-same-hash). ``g`` first if no earlier one."""
-        sig = self._signature(g)
-        return [h for h in self.by_root[g.root] if h.unit == "V" and self._signature(h) == sig]
-
-    def _signature(self, g: Any) -> tuple:
-        """PyPTO's hash of a color: its ops and, recursively, the ops of every subgraph upstream of it
-        in the root (two alike ops fed by different chains are not alike); here with the shapes too."""
-        sig = self.sigs.get(g.gid)
-        if sig is None:
-            self.sigs[g.gid] = ()  # a cycle cannot happen in a root's DAG; this only guards the recursion
-            near = self.of(g)
-            upstream = tuple(sorted({self._signature(self.gids[c.gid]) for cs in near.inputs.values() for c in cs}))
-            ops = tuple((o.op, tuple(o.output.shape) if o.output is not None else (), tuple(o.tile or ()),
-                         tuple(tuple(t.shape) for t in o.inputs)) for o in g.ops)
-            sig = self.sigs[g.gid] = (g.unit, ops, tuple(g.grid), upstream)
-        return sig
+        groups = self.by_root[g.root]
+        return [groups[i] for i in self._near(g.root).alike[g.gid - groups[0].gid]]
