@@ -43,6 +43,8 @@ CASES: list[tuple[str, str, str, dict[str, int], tuple[int, ...]]] = [
     ("SK-01-small", "SK-01", "AT-01", {"NQ": 4, "NKV": 2, "D": 64, "NB": 16, "BS": 32, "MB": 4}, SMALL_TS),
     ("SK-06-seed", "SK-06", "AT-07", {}, SMALL_TS),
     ("SK-06-small", "SK-06", "AT-07", {"H": 256, "I": 512}, SMALL_TS),
+    ("SK-02-seed", "SK-02", "AT-02", {}, SMALL_TS),
+    ("SK-07-small", "SK-07", "", {"H": 256, "I": 128, "E": 16, "G": 4, "KG": 2, "K": 4, "IS": 128}, SMALL_TS),
 ]
 
 
