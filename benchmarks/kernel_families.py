@@ -161,6 +161,8 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "l1-reuse-along-m": _NORM_LINEAR,
     "l1-reuse-along-n-static-rows": _PRE,  # pre-attention's phase-2 q·kᵀ
     "l1-keeps-first-and-last-blocks": _NORM_LINEAR,
+    "l1-hash-classes": ("norm-linear-ksplit",),  # read after its held-out comparison (x0.83-1.20)
+    "l1-reuse-shared-view-a": ("norm-linear-ksplit",),  # checked against the unsplit linear, which it leaves as it was
     "l1-reuse-shared-a": ("ffn", "moe-grouped", "moe-softmax"),  # SK-06 gate/up and SK-07's experts, held out until then
     "cube-nbuffer-merge": _NORM_LINEAR,
     "split-k-partials-summed-on-aiv": ("mhc-pre",),  # SK-03's mhc_pre regime, K=28672 N=24, after its held-out comparison

@@ -15,7 +15,7 @@ from ..record import RunRecord
 from .col_reduce import ColumnReduce, column_reduce, column_reduce_bodies
 from .cube_units import l1_reuse_units
 from .groups import Group, Reads
-from .l1_share import SharedA, shared_a_bodies
+from .l1_share import SharedA, a_through_shared_view, l1_class_orders, shared_a_bodies
 from .lookups import count as _count, scope_options
 from .lower import Body
 from .lower_cube import has_bias, split_k_bodies
@@ -54,9 +54,11 @@ class GroupTasks:
     laid_out: set[int] = field(default_factory=set)
     #: the merge count a split group's first part settled on, per family
     family_merge: dict[tuple[int, int], int] = field(default_factory=dict)
+    l1_order: dict[int, int] = field(init=False)  #: cube gid -> its L1-reuse hash order (l1_share.py)
 
     def __post_init__(self) -> None:
         self.lowering = Lowering(self.aliases, self.params)
+        self.l1_order = l1_class_orders(self.groups)
 
     def add(self, kind: str, g: Group, body: Body, instances: tuple, merge: str) -> None:
         """Append a task of group ``g`` with ``body``, the next id."""
@@ -76,7 +78,7 @@ def lower_group(tg: GroupTasks, g: Group) -> None:
         _vector_tasks(tg, g, opts)
     elif g.ops[0].attrs.get("split_k"):  # its own task structure: rule split-k-partials-summed-on-aiv
         _split_k_tasks(tg, g, opts)
-    elif g.gid in tg.shared_a and (l1n := int(_count(opts.cube_l1_reuse_setting, g.hash_order, g.labels)[0] or 1)) > 1:
+    elif g.gid in tg.shared_a and (l1n := int(_count(opts.cube_l1_reuse_setting, tg.l1_order.get(g.gid, g.hash_order), g.labels)[0] or 1)) > 1:
         _shared_a_tasks(tg, g, l1n)
     else:
         _cube_tasks(tg, g, opts)
@@ -190,14 +192,21 @@ def _cube_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     """Rule cube-task-per-output-tile: a matmul's output tiles as AIC tasks, merged by l1_reuse and cube_nbuffer."""
     tg.fire("cube-task-per-output-tile")
     op = g.ops[0]
-    l1n, l1raw = _count(opts.cube_l1_reuse_setting, g.hash_order, g.labels)
+    order = tg.l1_order.get(g.gid, g.hash_order)
+    if order != g.hash_order:
+        tg.fire("l1-hash-classes")  # an earlier matmul of its structure took its key
+    l1n, l1raw = _count(opts.cube_l1_reuse_setting, order, g.labels)
     if l1n is None:  # rule l1-reuse-auto: no setting for the group, PyPTO sizes the merge itself
         l1n = g.grid[0] * g.grid[1] // (AUTO_L1_SUBGRAPHS_PER_CORE * max(1, tg.params.aic))
         if l1n > 1:
             tg.fire("l1-reuse-auto")
     l1n = max(1, int(l1n))
     static_a = not unrolled(op, tg.record) and op.inputs[0].uid not in tg.root_info[g.root]["vector_made"]
-    units = l1_reuse_units(g.grid, l1n, l1raw[1] if isinstance(l1raw, tuple) else "right", static_a, tg.fire)
+    side = l1raw[1] if isinstance(l1raw, tuple) else "right"
+    if l1n > 1 and side == "right" and a_through_shared_view(op, tg.near.roots[g.root], tg.near.by_root[g.root]):
+        side = "left"
+        tg.fire("l1-reuse-shared-view-a")
+    units = l1_reuse_units(g.grid, l1n, side, static_a, tg.fire)
     nbn, _ = _count(opts.cube_nbuffer_setting, g.hash_order, g.labels)
     nbn = 1 if nbn is None else max(1, int(nbn))
     merged = _pairs_by_size(units, nbn)

@@ -21,7 +21,7 @@ from .params import CostParams
 from .fired import Fire
 from .tasks import Aliases
 
-__all__ = ["SharedA", "shared_a_sets", "shared_a_bodies"]
+__all__ = ["SharedA", "a_through_shared_view", "l1_class_orders", "shared_a_sets", "shared_a_bodies"]
 
 
 @dataclass(frozen=True)
@@ -79,3 +79,37 @@ def shared_a_bodies(ops: Sequence[OpRecord], l1n: int, aliases: Aliases, params:
         info = f"l1ReuseInfo subGraphCount: {len(chunk)} (shared A)" if len(chunk) > 1 else ""
         out.append((body, tuple((0, nj) for _, nj in chunk), info))
     return out
+
+
+def l1_class_orders(groups: Sequence[object]) -> dict[int, int]:
+    """gid -> the L1-reuse hash order of every cube group (rule l1-hash-classes): PyPTO's L1 pass hashes a
+    cube subgraph by its ops and, recursively, their inputs' (l1_copy_reuse.cpp GetColorHash), so the
+    matmuls of a root with one structure (a K-split's two halves) are one class, and the classes are
+    numbered by first appearance; a setting's key past the last class is ignored."""
+    out: dict[int, int] = {}
+    classes: dict[tuple, dict[tuple, int]] = defaultdict(dict)  # root -> structure -> order
+    for g in groups:
+        if getattr(g, "unit", "") != "C" or not g.ops[0].inputs:  # type: ignore[attr-defined]
+            continue
+        seen = classes[g.root]  # type: ignore[attr-defined]
+        out[g.gid] = seen.setdefault(_shape_key(g.ops[0]), len(seen))  # type: ignore[attr-defined]
+    return out
+
+
+def a_through_shared_view(op: OpRecord, root_ops: Sequence[OpRecord], groups: Sequence[object]) -> bool:
+    """Whether matmul ``op`` reads A through a ``view`` of a vector result made in more than one row
+    block (rule l1-reuse-shared-view-a): PyPTO then assembles the result once per view into a GM
+    buffer every n tile copies the same slice of, so the n tiles share their A block; read straight
+    from the vector result, each cube tile gets a buffer of its own, and from a single row block
+    each copy-in its own staging buffer (measured: the K-split linear at K=7168 pairs its n tiles at
+    T=16 and 128, not at T=1 and 4; the unsplit one pairs m tiles only)."""
+    a = op.inputs[0].uid
+    view = next((o for o in root_ops if o.op == "view" and o.output is not None and o.output.uid == a), None)
+    if view is None or not view.inputs:
+        return False
+    src = view.inputs[0].uid
+    for g in groups:
+        if getattr(g, "unit", "") == "V" and any(o.output is not None and o.output.uid == src for o in g.ops):  # type: ignore[attr-defined]
+            rows, tile_rows = g.grid[0], g.grid[1]  # type: ignore[attr-defined]
+            return -(-rows // max(1, tile_rows)) > 1
+    return False

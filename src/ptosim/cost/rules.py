@@ -247,6 +247,19 @@ RULES: tuple[Rule, ...] = (
          "FFN gate_up 4 AIC tasks at T=1 (8 tiles), 8 at T=16; MoE expert_up 16 for 16 experts; the router "
          "(other n tiles) stays a task of its own; the INT8 W8A8 FFN's gate_up 8 for 8 tiles",
          _COST + "test_shared_a_matmuls_merge_across_ops"),
+    Rule("l1-hash-classes",
+         "The L1-reuse pass hashes a cube subgraph by its tile ops and, recursively, their inputs' and numbers the "
+         "classes by first appearance: a root's matmuls of one structure share a key; a key past the last is ignored",
+         "K-split linear (two accumulating halves), K=7168 N=1536 (l1_copy_reuse.cpp GetColorHash, SetNumLR)",
+         "both halves 'Hash order: 0' on every path; {-1: 2, 1: 1}: 'Invalid subgraph ID: 1 ... ignored', pairs merged",
+         "tests/output/test_l1_reuse_rules.py::test_k_split_halves_are_one_l1_class"),
+    Rule("l1-reuse-shared-view-a",
+         "A matmul reading A through a view of a vector result made in more than one row block merges its output tiles "
+         "along n under cube_l1_reuse_setting (the view is assembled once into GM; read straight from the vector result "
+         "each cube tile gets a buffer of its own, from one row block each copy-in a staging buffer)",
+         "K-split linear, K=7168 N=1536, T=1/4/16/128; the unsplit linear K=4096 N=1536 at T=16/128",
+         "K-split AIC tasks 24/96/12/48 at T=1/4/16/128 (adjacent n tiles of a half paired); unsplit 12 at T=16, 24 at T=128 (m pairs)",
+         "tests/output/test_l1_reuse_rules.py::test_a_through_a_view_of_a_multi_block_result_pairs_n_tiles"),
     Rule("l1-keeps-first-and-last-blocks",
          "In a merged cube task a repeated GM block comes from L1 only if it is among the first cap - 1 distinct "
          "blocks of its operand or the most recent one (cap: how many fit L1 beside the other operand's)",
