@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
-from hang_guard import time_limit
+from hang_guard import HANG_LIMIT_S, time_limit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,11 +36,10 @@ CARD_IDS = sorted(CARD_FILES)
 EXAMPLES = int(os.environ.get("PATTERN_GEN_FUZZ_EXAMPLES", "50"))
 FUZZ = settings(
     max_examples=EXAMPLES,
-    deadline=8000,  # ms per example (an example takes well under 1 s; the margin is for a loaded CI machine)
+    deadline=None,  # SK-04's checks take ~6 s idle, more when loaded: the hang guard bounds an example instead
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=False,
 )
-HANG_LIMIT_S = 30
 
 
 def _deps(card_id: str) -> set[str]:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
-from hang_guard import time_limit
+from hang_guard import HANG_LIMIT_S, time_limit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,8 +42,7 @@ MANIFEST = SHIPPED / "manifest.yaml"
 INSTANCE = next(p for p in sorted((REPO / "generated").glob("sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-K256-N128")))
 
 EXAMPLES = int(os.environ.get("PATTERN_GEN_FUZZ_EXAMPLES", "30"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=15000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-HANG_LIMIT_S = 30
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def _well_formed(exc: PatternGenError) -> None:
@@ -141,7 +140,7 @@ INSTANCE_DATA = json.loads(INSTANCE_TEXT)
 def _profile_fuzz_ignore(folder: str, names: list[str]) -> set[str]:
     """Every atom and SK-03 only: the checks expand each card on every platform, and the other
     skeletons' 4 000 expansions (12 s a run) would re-read the same profile fields the atoms read,
-    thirty times per case, past the per-example deadline on a loaded 2-core CI machine."""
+    thirty times per case, minutes of the slow lane for no new path."""
     drop = {"manifest.yaml"}
     if Path(folder).name == "skeletons":
         drop |= {n for n in names if not n.startswith("SK-03-")}

@@ -7,7 +7,12 @@ import contextlib
 import signal
 from typing import Any, Iterator
 
-__all__ = ["time_limit"]
+__all__ = ["HANG_LIMIT_S", "time_limit"]
+
+#: a hang runs forever; a slow example on a loaded 2-core CI machine runs for seconds. The fuzz suites set no
+#: hypothesis deadline (a deadline is a timing test: an example over it on the first run and under it on the
+#: replay is reported as a FlakyFailure) and bound each example by this instead.
+HANG_LIMIT_S = 120
 
 
 @contextlib.contextmanager
