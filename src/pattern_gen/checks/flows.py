@@ -3,7 +3,8 @@ platform, and report what breaks (names, dtypes, units) and whether the declared
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import functools
+from typing import Any, Callable, Iterator, Mapping
 
 from ptosim.platform import DEFAULT_PLATFORM
 
@@ -17,16 +18,20 @@ from ..flow import (
     expand_skeleton,
     skeleton_env,
 )
+from ..flow.platform_view import PlatformView
 from ..vocab.errors import Problem, did_you_mean
 from .params import (
     param_combinations,
     param_ref_problems,
     predicate_problems,
+    reads_param,
     value_problem,
 )
 
 __all__ = ["atom_problems", "skeleton_problems"]
 
+#: False: expand every card on every platform (tests compare the two; see ``_Expansions.on_platforms``)
+SHARE_ACROSS_PLATFORMS = True
 #: a card stops being expanded once it has this many problems
 _ENOUGH = 20
 #: names skeleton predicates read besides the slot's parameters (``skeleton_env``)
@@ -61,6 +66,21 @@ class _Expansions:
                 self.problems.append(problem)
             return None
 
+    def on_platforms(self, context: Callable[[str], str], expand: Callable[..., Expansion], *args: Any) -> Iterator[tuple[str, Expansion | None]]:
+        """``expand(*args, platform)`` on every platform, with ``context(platform)``. A platform that
+        answers every question an earlier expansion asked the same way gets that expansion's outcome
+        (the same kernel, or the same error: already reported, with the first platform's context)."""
+        done: list[tuple[PlatformView, Expansion | None]] = []
+        for pname, profile in sorted(self.cat.platforms.items()):
+            same = [out for view, out in done if SHARE_ACROSS_PLATFORMS and view.agrees(profile)]
+            if same:
+                yield pname, same[0]
+                continue
+            view = PlatformView(profile)
+            outcome = self.run(context(pname), expand, *args, view)
+            done.append((view, outcome))
+            yield pname, outcome
+
     def check_flow(self, card: Any, exp: Expansion, built_with: str) -> None:
         """The units of the stages built must be the card's declared ``flow`` (numbers dropped)."""
         built = [s.unit for s in exp.stages if s.compute]
@@ -79,6 +99,10 @@ def _fmt_env(env: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "default parameters"
 
 
+def _expand_atom_on(cat: Catalogue, card: m.AtomCard, env: Mapping[str, Any], platform: PlatformView) -> Expansion:
+    return expand_atom(cat, card, env, platform)
+
+
 def atom_problems(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
     specs = cat.effective_params(card.id)
     problems = predicate_problems(cat, card, specs) + param_ref_problems(cat, card, {card.id: specs})
@@ -88,9 +112,8 @@ def atom_problems(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
     available = False
     default_env = cat.param_defaults(card.id)
     for env in param_combinations(specs):
-        for pname, profile in sorted(cat.platforms.items()):
-            context = f"{card.id} with {_fmt_env(env, default_env)} on {pname}"
-            exp = runs.run(context, expand_atom, cat, card, env, profile)
+        context = functools.partial("{} with {} on {}".format, card.id, _fmt_env(env, default_env))
+        for pname, exp in runs.on_platforms(context, _expand_atom_on, cat, card, env):
             if exp is None:
                 continue
             available = True
@@ -154,6 +177,14 @@ def _slot_default_problems(cat: Catalogue, card: m.SkeletonCard, known: Mapping[
     return problems
 
 
+def _expand_skeleton_on(cat: Catalogue, card: m.SkeletonCard, atom: Any, params: Mapping[str, Any], unroll: int,
+                        platform_free: bool, platform: PlatformView) -> Expansion:
+    """``expand_skeleton`` on ``platform``. The skeleton's predicates may read the platform's name
+    (``skeleton_env``): unless the card never does, the name is asked (so no other platform agrees)."""
+    name = platform.profile.name if platform_free else platform.name
+    return expand_skeleton(cat, card, skeleton_env(atom, params, name, unroll), atom, params, {}, platform)
+
+
 def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | frozenset[str] = frozenset()) -> list[Problem]:
     """``broken``: atoms with problems of their own, left out of the slot's expansions."""
     problems: list[Problem] = []
@@ -177,6 +208,7 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
         return problems
     runs = _Expansions(cat)
     unroll = card.loop.default_list()[0]
+    platform_free = not reads_param(card, "platform")
     for atom in usable:
         specs = cat.slot_specs(card, atom.id)
         defaults = cat.slot_param_defaults(card, atom.id)
@@ -184,10 +216,8 @@ def skeleton_problems(cat: Catalogue, card: m.SkeletonCard, broken: set[str] | f
             params = {**defaults, **{k: v for k, v in env.items() if specs[k].type in ("bool", "enum", "int")}}
             if any(up.when.holds(params) for up in atom.upgrades):
                 continue  # the resolver builds the upgraded card instead
-            for pname, profile in sorted(cat.platforms.items()):
-                senv = skeleton_env(atom, params, pname, unroll)
-                context = f"{card.id} with {atom.id}, {_fmt_env(params, defaults)} on {pname}"
-                exp = runs.run(context, expand_skeleton, cat, card, senv, atom, params, {}, profile)
+            context = functools.partial("{} with {}, {} on {}".format, card.id, atom.id, _fmt_env(params, defaults))
+            for pname, exp in runs.on_platforms(context, _expand_skeleton_on, cat, card, atom, params, unroll, platform_free):
                 if exp is not None and atom.id == slot.default and params == defaults and pname == DEFAULT_PLATFORM:
                     runs.check_flow(card, exp, f"{atom.id} and default parameters")
             if len(runs.problems) > _ENOUGH:

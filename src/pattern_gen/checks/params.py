@@ -162,3 +162,10 @@ def param_ref_problems(cat: Catalogue, card: Any, param_sets: Mapping[str, Mappi
                 )
                 break
     return problems
+
+
+def reads_param(card: Any, name: str) -> bool:
+    """Does any ``when`` or ``{param: ...}`` of ``card`` read the parameter ``name``?"""
+    return any(match.param == name for _path, pred in _walk_whens(card) for match in _matches(pred)) or any(
+        ref.param == name for _path, _field, ref in _walk_param_refs(card)
+    )

@@ -10,7 +10,8 @@ Naming: a callee's locals become ``<as>_<name>``; its outputs take the names the
 spliced stages become ``<as>`` (one stage) or ``<as>.<label>``.
 
 Modules: ``types`` (what an expansion reads and produces, and its errors), ``frame`` (one card
-instance's names and dims), ``state`` (the typing state an expansion shares), ``typer`` (typing
+instance's names and dims), ``platform_view`` (the questions an expansion asks of the platform,
+with their answers), ``state`` (the typing state an expansion shares), ``typer`` (typing
 one data op), ``control`` (typing the control ops), ``expand`` (stages, calls, splices, entry
 points). The pieces are composed, not inherited: ``expand.expander`` builds one ``TypeState`` and
 hands it to the ``ControlOps``, the ``OpTyper`` and the ``Expander``.

@@ -22,6 +22,7 @@ from ..vocab.ops import UNIT_FREE_OPS, op_spec
 from ..vocab.predicates import TRUE
 from .control import ControlOps
 from .frame import Frame, dims_equal, tensor_decl
+from .platform_view import PlatformView
 from .state import Path, TypeState
 from .typer import OpTyper
 from .types import RESERVED, CardSource, CStage, Expansion, FlowError, Refused, TType
@@ -272,9 +273,10 @@ def _uses(items: Sequence[Any], params: Mapping[str, Any]) -> int:
 # --- entry points ----------------------------------------------------------------------------------
 
 
-def expander(cards: CardSource, profile: Profile | None, dim_values: Mapping[str, int] | None = None) -> Expander:
+def expander(cards: CardSource, profile: Profile | PlatformView | None, dim_values: Mapping[str, int] | None = None) -> Expander:
     """An ``Expander`` of one kernel and its collaborators: one typing state, shared by the typer
-    of the data ops and the typer of the control ops."""
+    of the data ops and the typer of the control ops. A ``PlatformView`` given for ``profile``
+    keeps the questions the expansion asked (the checks compare platforms by them)."""
     state = TypeState(profile, dim_values)
     return Expander(cards, state, OpTyper(state, ControlOps(state)))
 
@@ -310,7 +312,7 @@ def expand_atom(
     catalogue: CardSource,
     card: m.AtomCard,
     params: Mapping[str, Any],
-    profile: Profile | None,
+    profile: Profile | PlatformView | None,
     input_dtypes: Mapping[str, str] | None = None,
 ) -> Expansion:
     """Expand an atom on its own (inputs as declared, symbolic dims) — used by the checks."""
@@ -356,7 +358,7 @@ def expand_skeleton(
     slot_atom: Any,
     slot_params: Mapping[str, Any],
     overrides: Mapping[str, Mapping[str, Any]],
-    profile: Profile | None,
+    profile: Profile | PlatformView | None,
     dim_values: Mapping[str, int] | None = None,
 ) -> Expansion:
     """Expand a skeleton with its slot filled; ``env`` holds the predicates' parameter values."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from ptosim.dtypes import dtype_from_name
 from ptosim.platform import Profile
 
 from ..cards import model as m
@@ -20,6 +19,7 @@ from ..vocab.errors import ErrorCode, did_you_mean
 from ..vocab.expr import Expr, ExprError, Num, evaluate, names, parse, simplify, substitute
 from ..vocab.expr import render as render_expr
 from .frame import Frame
+from .platform_view import PlatformView
 from .types import RESERVED, Arg, COp, Expansion, FlowError, ScalarArg, TType, Unavailable, Var
 
 __all__ = ["TypeState", "Path"]
@@ -30,12 +30,11 @@ Path = tuple[Any, ...]
 class TypeState:
     """One expansion's typing state: the names defined so far (``exp``), the platform, the dims."""
 
-    def __init__(self, profile: Profile | None, dim_values: Mapping[str, int] | None = None) -> None:
-        self.profile = profile
+    def __init__(self, platform: Profile | PlatformView | None, dim_values: Mapping[str, int] | None = None) -> None:
+        #: the profile, read only through the questions of a ``PlatformView`` (see platform_view.py)
+        self.platform = PlatformView(platform) if isinstance(platform, Profile) else platform
         self.dim_values = dict(dim_values) if dim_values is not None else None
         self.exp = Expansion()
-        # asked for every op: computed once per expansion
-        self._dtypes = {d.short for d in profile.dtypes} if profile is not None else None
         #: an atom checked on its own takes its scalars as the indices of loops around it
         self.free_scalars: set[str] = set()
 
@@ -44,7 +43,7 @@ class TypeState:
         return FlowError(code, message, frame.card.id, path)
 
     def illegal(self, frame: Frame, path: Path, message: str) -> FlowError:
-        where = f" on {self.profile.name}" if self.profile else ""
+        where = f" on {self.platform.name}" if self.platform else ""
         return self.fail(frame, path, "dtype-illegal", message + where)
 
     # -- values ----------------------------------------------------------------------------------
@@ -112,15 +111,15 @@ class TypeState:
 
     # -- dtype legality (C-API-01..05) ------------------------------------------------------------
     def check_dtype(self, dtype: str) -> None:
-        if self._dtypes is not None and dtype not in self._dtypes:
-            raise Unavailable(f"{dtype} is not supported on {self.profile.name if self.profile else ''}", needs=str(dtype))
+        if self.platform is not None and not self.platform.ask("dtype", dtype):
+            raise Unavailable(f"{dtype} is not supported on {self.platform.name}", needs=str(dtype))
 
     def check_op_dtype(self, frame: Frame, path: Path, op: str, dtype: str) -> None:
-        if self.profile is None:
+        if self.platform is None:
             return
         self.check_dtype(dtype)
-        if not self.profile.op_accepts(op, dtype_from_name(dtype)):
-            allowed = sorted(d.short for d in self.profile.op_dtypes[op])
+        if not self.platform.ask("op_accepts", op, dtype):
+            allowed = self.platform.ask("op_dtypes", op)
             raise self.illegal(frame, path, f"{op} does not take {dtype} (accepts {', '.join(allowed)})")
 
     # -- building a concrete op ------------------------------------------------------------------

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 
-from ptosim.dtypes import dtype_from_name
-
 from ..cards import model as m
 from ..vocab.expr import Expr, ExprError, Num, evaluate
 from ..vocab.expr import render as render_expr
@@ -59,9 +57,9 @@ class OpTyper:
     def op_cast(self, frame: Frame, op: m.CastOp, path: Path) -> COp:
         src_name, src = self.state.var(frame, op.in_, path + ("in",))
         to = self.state.dtype(frame, op.to, path + ("to",))
-        if self.state.profile is not None:
+        if self.state.platform is not None:
             self.state.check_dtype(src.dtype)
-            if not self.state.profile.can_cast(dtype_from_name(src.dtype), dtype_from_name(to)):
+            if not self.state.platform.ask("cast", src.dtype, to):
                 raise self.state.illegal(frame, path, f"cast {src.dtype} -> {to} is not a direct conversion")
         out_t = TType(to, src.shape)
         name = self.state.define(frame, op.out, out_t, path)
@@ -191,11 +189,10 @@ class OpTyper:
         a_name, at = self.state.var(frame, op.in_[0], path + ("in", 0))
         b_name, bt = self.state.var(frame, op.in_[1], path + ("in", 1))
         out_dtype = self.state.dtype(frame, op.out_dtype, path + ("out_dtype",))
-        if self.state.profile is not None:
+        if self.state.platform is not None:
             for d in (at.dtype, bt.dtype):
                 self.state.check_dtype(d)
-            outs = self.state.profile.matmul_outputs(dtype_from_name(at.dtype), dtype_from_name(bt.dtype))
-            if dtype_from_name(out_dtype) not in outs:
+            if not self.state.platform.ask("matmul_out", at.dtype, bt.dtype, out_dtype, False):
                 raise self.state.illegal(frame, path, f"matmul {at.dtype} x {bt.dtype} -> {out_dtype} is not a legal pairing (C-API-02)")
         shape = self._mm_shape(frame, path, at, bt, op.a_trans, op.b_trans, "matmul")
         args, reads = [Var(a_name), Var(b_name)], [at, bt]
@@ -215,24 +212,22 @@ class OpTyper:
         if bias.rank != 2 or dims_equal(bias.shape[0], Num(1), dims) is False or dims_equal(bias.shape[1], n, dims) is False:
             raise self.state.fail(frame, path, "shape-mismatch", f"a matmul bias must be [1, {render_expr(n)}]; got "
                                   f"[{', '.join(render_expr(d) for d in bias.shape)}] (reshape it once, outside the loop)")
-        if self.state.profile is not None:
-            allowed = self.state.profile.matmul_bias_dtypes(dtype_from_name(at.dtype), dtype_from_name(bt.dtype))
-            if dtype_from_name(bias.dtype) not in allowed:
-                legal = "/".join(sorted(d.short for d in allowed)) or "no"
+        if self.state.platform is not None:
+            if not self.state.platform.ask("bias_ok", at.dtype, bt.dtype, bias.dtype):
+                legal = "/".join(self.state.platform.ask("bias_dtypes", at.dtype, bt.dtype)) or "no"
                 raise self.state.illegal(frame, path, f"a {at.dtype} x {bt.dtype} matmul takes a {legal} bias on "
-                                         f"{self.state.profile.name}, not {bias.dtype} (cast it once, outside the loop)")
+                                         f"{self.state.platform.name}, not {bias.dtype} (cast it once, outside the loop)")
 
     def op_scaled_mm(self, frame: Frame, op: m.ScaledMmOp, path: Path) -> COp:
-        if self.state.profile is not None and not self.state.profile.has_feature("scaled_mm"):
-            raise Unavailable(f"scaled_mm (MX) is not available on {self.state.profile.name}", needs="scaled_mm")
+        if self.state.platform is not None and not self.state.platform.ask("feature", "scaled_mm"):
+            raise Unavailable(f"scaled_mm (MX) is not available on {self.state.platform.name}", needs="scaled_mm")
         a_name, at = self.state.var(frame, op.in_[0], path + ("in", 0))
         b_name, bt = self.state.var(frame, op.in_[1], path + ("in", 1))
         sa_name, sat = self.state.var(frame, op.scales[0], path + ("scales", 0))
         sb_name, sbt = self.state.var(frame, op.scales[1], path + ("scales", 1))
         out_dtype = self.state.dtype(frame, op.out_dtype, path + ("out_dtype",))
-        if self.state.profile is not None:
-            outs = self.state.profile.matmul_outputs(dtype_from_name(at.dtype), dtype_from_name(bt.dtype), scaled=True)
-            if dtype_from_name(out_dtype) not in outs:
+        if self.state.platform is not None:
+            if not self.state.platform.ask("matmul_out", at.dtype, bt.dtype, out_dtype, True):
                 raise self.state.illegal(frame, path, f"scaled_mm {at.dtype} x {bt.dtype} -> {out_dtype} is not a legal pairing")
         shape = self._mm_shape(frame, path, at, bt, False, op.b_trans, "scaled_mm")
         out_t = TType(out_dtype, shape)
