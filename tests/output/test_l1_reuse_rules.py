@@ -14,6 +14,7 @@ from ptosim import cost
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"
 K_SPLIT = GENERATED / "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-k_split1-K7168"
+K_SPLIT_K256 = GENERATED / "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3-k_split1-K256-N128"
 UNSPLIT = GENERATED / "sk03-at10-gamma-rsqrt-qnone-obf16-nobias-norstd-nk-u128_32_16_8-a2a3"
 
 
@@ -35,12 +36,14 @@ def test_k_split_halves_are_one_l1_class():
     assert "l1-hash-classes" in est.rules_fired
 
 
-@pytest.mark.parametrize("folder,T,aic", [(K_SPLIT, 1, 24), (K_SPLIT, 128, 48), (UNSPLIT, 16, 12), (UNSPLIT, 128, 24)],
-                         ids=["ksplit-T1", "ksplit-T128", "unsplit-T16", "unsplit-T128"])
+@pytest.mark.parametrize("folder,T,aic", [(K_SPLIT, 1, 24), (K_SPLIT, 128, 48), (K_SPLIT_K256, 16, 2),
+                                          (K_SPLIT_K256, 128, 4), (UNSPLIT, 16, 12), (UNSPLIT, 128, 24)],
+                         ids=["ksplit-T1", "ksplit-T128", "k256-T16", "k256-T128", "unsplit-T16", "unsplit-T128"])
 def test_a_through_a_view_of_a_multi_block_result_pairs_n_tiles(folder, T, aic):
     """PyPTO's SIM: the K-split pairs adjacent n tiles of a half at T=128 (48 of 96), not at T=1 (one
-    row block: 24); the unsplit linear reads A straight from the norm and pairs m tiles only (12 at T=16,
-    24 of 48 at T=128)."""
+    row block: 24); at K=256 N=128 a half has one n tile, so its m tiles pair through the weight block
+    (8 -> 4 at T=128); the unsplit linear reads A straight from the norm and pairs m tiles only (12 at
+    T=16, 24 of 48 at T=128)."""
     est = _estimate(folder, T)
     assert _aic(est) == aic
     assert ("l1-reuse-shared-view-a" in est.rules_fired) == (folder == K_SPLIT and T > 1)

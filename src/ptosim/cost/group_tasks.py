@@ -203,7 +203,9 @@ def _cube_tasks(tg: GroupTasks, g: Group, opts: PassOptions) -> None:
     l1n = max(1, int(l1n))
     static_a = not unrolled(op, tg.record) and op.inputs[0].uid not in tg.root_info[g.root]["vector_made"]
     side = l1raw[1] if isinstance(l1raw, tuple) else "right"
-    if l1n > 1 and side == "right" and a_through_shared_view(op, tg.near.roots[g.root], tg.near.by_root[g.root]):
+    # with one n tile there is no n neighbour to share A with: the B block repeats and m tiles pair
+    if (l1n > 1 and side == "right" and g.grid[1] > 1
+            and a_through_shared_view(op, tg.near.roots[g.root], tg.near.by_root[g.root])):
         side = "left"
         tg.fire("l1-reuse-shared-view-a")
     units = l1_reuse_units(g.grid, l1n, side, static_a, tg.fire)

@@ -256,9 +256,11 @@ RULES: tuple[Rule, ...] = (
     Rule("l1-reuse-shared-view-a",
          "A matmul reading A through a view of a vector result made in more than one row block merges its output tiles "
          "along n under cube_l1_reuse_setting (the view is assembled once into GM; read straight from the vector result "
-         "each cube tile gets a buffer of its own, from one row block each copy-in a staging buffer)",
-         "K-split linear, K=7168 N=1536, T=1/4/16/128; the unsplit linear K=4096 N=1536 at T=16/128",
-         "K-split AIC tasks 24/96/12/48 at T=1/4/16/128 (adjacent n tiles of a half paired); unsplit 12 at T=16, 24 at T=128 (m pairs)",
+         "each cube tile gets a buffer of its own, from one row block each copy-in a staging buffer); with a single n "
+         "tile there is no n neighbour, and its m tiles pair through the shared B block instead",
+         "K-split linear, K=7168 N=1536 and K=256 N=128, T=1/4/16/128; the unsplit linear K=4096 N=1536 at T=16/128",
+         "K-split AIC tasks 24/96/12/48 at T=1/4/16/128 (adjacent n tiles of a half paired); at K=256 N=128 (one n tile "
+         "per half) 2 at T=16, 4 of 8 at T=128 (m tiles paired); unsplit 12 at T=16, 24 at T=128 (m pairs)",
          "tests/output/test_l1_reuse_rules.py::test_a_through_a_view_of_a_multi_block_result_pairs_n_tiles"),
     Rule("l1-keeps-first-and-last-blocks",
          "In a merged cube task a repeated GM block comes from L1 only if it is among the first cap - 1 distinct "
