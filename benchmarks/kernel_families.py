@@ -153,6 +153,7 @@ RULE_FAMILIES: dict[str, tuple[str, ...]] = {
     "vec-split-over-ub": _NORM_LINEAR,
     "vec-nbuffer-merge": _NORM_LINEAR,
     "vec-hash-order-from-end": _NORM_LINEAR,  # with a bias epilogue: a variant of the family
+    "vec-hash-order-viewed-a-first": ("norm-linear-ksplit",),  # K=256 N=128; SK-05 and the unsplit linear unmoved
     # RMSNorm + INT8 linear with a dequant epilogue; the INT8 FFN at T=128; the norm tiles of RMSNorm + linear
     "vec-merge-needs-shared-neighbour": ("norm-linear-int8", "ffn-int8") + _NORM_LINEAR,
     "l1-reuse-auto": ("single-pass-attention",),  # 16384 keys: 256 q.k^T tiles per head

@@ -84,6 +84,6 @@ def test_a_family_apart_from_its_skeletons_default_is_not_fit_by_the_defaults_ru
     """SK-03's rules were read from the plain norm-linear: none of them makes its regime or its K-split
     fit (each is fit by the rules read from its own kernel alone, after its held-out comparison)."""
     own = {"mhc-pre": ["split-k-partials-summed-on-aiv", "column-reduce-through-gm"],
-           "norm-linear-ksplit": ["l1-hash-classes", "l1-reuse-shared-view-a"]}[fid]
+           "norm-linear-ksplit": ["vec-hash-order-viewed-a-first", "l1-hash-classes", "l1-reuse-shared-view-a"]}[fid]
     assert kf.rules_from(fid) == own and kf.rules_from("norm-linear")
     assert not set(kf.rules_from(fid)) & set(kf.rules_from("norm-linear"))

@@ -47,3 +47,15 @@ def test_a_through_a_view_of_a_multi_block_result_pairs_n_tiles(folder, T, aic):
     est = _estimate(folder, T)
     assert _aic(est) == aic
     assert ("l1-reuse-shared-view-a" in est.rules_fired) == (folder == K_SPLIT and T > 1)
+
+
+@pytest.mark.parametrize("T,norm,epilogue", [(16, 2, 2), (128, 16, 16)], ids=["T16", "T128"])
+def test_k_split_k256_norm_takes_hash_order_0(T, norm, epilogue):
+    """PyPTO's SIM on the K-split at K=256 N=128 with ``vec_nbuffer_setting={0: 2}``: NBufferMerge logs hash
+    order 0 for the norm both halves read through a view, then the matmuls, the epilogue last, so the
+    norm's row blocks pair (4 -> 2, 32 -> 16) and the epilogue's do not (7 and 37 tasks in all; numbered
+    from the root's end, the epilogue paired and the norm did not: 8 and 45)."""
+    est = _estimate(K_SPLIT_K256, T)
+    labels = est.summary()["per_label_tasks"]
+    assert (labels["proj.rmsnorm/AIV"], labels["proj.linear.epilogue/AIV"]) == (norm, epilogue)
+    assert "vec-hash-order-viewed-a-first" in est.rules_fired

@@ -180,6 +180,7 @@ def _vector_parts(b: _Build, root_ops: list[OpRecord], pending: list[_Pending]) 
     vgs = vec_groups(root_ops, b.aliases, fire)
     # rule vec-hash-order-from-end: PyPTO numbers the vector hash groups of a root from its end; the
     # parts of a split group share the number
+    rank = _hash_ranks(vgs, root_ops, fire)
     vorder: dict[int, int] = {}
     for i, vg in enumerate(vgs):
         grid = group_grid(vg)
@@ -193,9 +194,24 @@ def _vector_parts(b: _Build, root_ops: list[OpRecord], pending: list[_Pending]) 
         if len(parts) > 1:
             fire("vec-split-over-ub")
         for part in parts:
-            vorder[part[0].seq] = len(vgs) - 1 - i
+            vorder[part[0].seq] = rank[i]
             pending.append(_Pending(part[0].seq, "V", part, grid))
     return vorder, len(vgs)
+
+
+def _hash_ranks(vgs: list[list[OpRecord]], root_ops: list[OpRecord], fire: Fired) -> list[int]:
+    """Each vector group's hash order: from the root's end (rule vec-hash-order-from-end), except that the
+    groups whose result a matmul reads through a view come first (rule vec-hash-order-viewed-a-first)."""
+    made = {o.output.uid: o for o in root_ops if o.op == "view" and o.output is not None and o.inputs}
+    viewed = {made[o.inputs[0].uid].inputs[0].uid for o in root_ops if o.unit == "C" and o.inputs[0].uid in made}
+    first = [i for i, vg in enumerate(vgs) if any(o.output is not None and o.output.uid in viewed for o in vg)]
+    order = first + [i for i in reversed(range(len(vgs))) if i not in first]
+    if first and order != list(reversed(range(len(vgs)))):
+        fire("vec-hash-order-viewed-a-first")
+    rank = [0] * len(vgs)
+    for n, i in enumerate(order):
+        rank[i] = n
+    return rank
 
 
 def _copy_tasks(b: _Build, root_ops: list[OpRecord], pending: list[_Pending]) -> None:

@@ -36,8 +36,7 @@ RULES: tuple[Rule, ...] = (
          _COST + "test_tileop_latency_is_pyptos_level1_fit"),
     Rule("tile-op-issue-gap",
          "Inside a task each pipe issues its tile ops in order, an op starting 2 cycles after both its pipe is free "
-         "and its inputs are ready (idle gaps filled across the subgraphs of a merged task); the task ends 1 cycle "
-         "after its last op",
+         "and its inputs are ready (idle gaps filled across the subgraphs of a merged task); the task ends 1 cycle after its last op",
          "RMSNorm + linear, K=4096 N=1536, T=16",
          "the 2-cycle issue gap and the 1-cycle tail in the pipe swimlane; AIC tasks 36396 cycles, AIV 5029 and 3105",
          _COST + "test_task_durations_match_pypto_swimlane"),
@@ -86,8 +85,7 @@ RULES: tuple[Rule, ...] = (
          _COST + "test_task_durations_match_pypto_swimlane"),
     Rule("cube-bias-per-output-tile",
          "A matmul with a bias_tensor copies, per output tile, the bias's [1, nL0] slice into L1 (MTE_IN, after "
-         "the tile's first A and B blocks) and moves it to the bias table (L1_TO_BT, MTE1); the tile's first "
-         "A_MUL_B reads it",
+         "the tile's first A and B blocks) and moves it to the bias table (L1_TO_BT, MTE1); the tile's first A_MUL_B reads it",
          "SwiGLU FFN with gate and up biases, H=256 I=512, T=1 (gate and up tiles merged by cube_l1_reuse 2)",
          "per task of two [16, 128] tiles: 2 COPY_IN [1, 128] FP32 of 1411 cycles and 2 L1_TO_BT of 13 cycles; "
          "gate_up tasks 4.97 us (3.7 us without the bias)",
@@ -192,11 +190,16 @@ RULES: tuple[Rule, ...] = (
          "43.7 / 25.6 / 31.2 us for unset / {-1: 4} / {-1: 8}; at unroll 16 T=16, 4 norm row blocks -> 2 tasks",
          _COST + "test_vec_nbuffer_merges_tiny_vector_tasks"),
     Rule("vec-hash-order-from-end",
-         "vec_nbuffer_setting's hash orders number a root's vector groups from its end; the parts of a UB-split "
-         "group share one number",
+         "vec_nbuffer_setting's hash orders number a root's vector groups from its end; the parts of a UB-split group share one number",
          "RMSNorm + linear with a bias epilogue, T=128",
          "{0: 2} merges the epilogue (8 tasks, the norm 32); {1: 2} the norm (16 tasks, the epilogue 16)",
          _COST + "test_vec_nbuffer_hash_orders_count_from_the_end_of_the_root"),
+    Rule("vec-hash-order-viewed-a-first",
+         "A vector group whose result the root's matmuls read through a view (the K-split's halves of one norm) takes "
+         "vec_nbuffer_setting's first hash order; the root's other vector groups follow, numbered from its end",
+         "K-split linear, K=256 N=128 (one n tile per half), {0: 2}, T=16 and 128 (NBufferMerge's hash-order log)",
+         "order 0 the norm, then the matmuls, the epilogue last: norm 4 -> 2 and 32 -> 16 tasks, epilogue 2 and 16 unmerged",
+         "tests/output/test_l1_reuse_rules.py::test_k_split_k256_norm_takes_hash_order_0"),
     Rule("vec-merge-needs-shared-neighbour",
          "The n-buffer merge (NBufferMerge) merges a vector group's instances N at a time only among instances "
          "that share a neighbour subgraph: it maps each producer subgraph to the instances it feeds, and each "
@@ -278,8 +281,7 @@ RULES: tuple[Rule, ...] = (
          "its FP32 partial copied out to a GM workspace), cube_nbuffer_setting merging consecutive units and L1 "
          "reuse none; one AIV task per output tile then copies in every partial, one after another, adds them in "
          "an ADD chain and copies the sum out to the output",
-         "RMSNorm + linear with split-K cube tiles [16, 16], [256, 1024], [128, 128], K=28672 N=24, FP32 out, "
-         "n-buffer 4, T=1/4/16/128",
+         "RMSNorm + linear with split-K cube tiles [16, 16], [256, 1024], [128, 128], K=28672 N=24, FP32 out, n-buffer 4, T=1/4/16/128",
          "per root 7 AIC tasks of 4 chunks (15162-16381 cycles each: per chunk COPY_IN A [16, 1024] and B [1024, 24], "
          "4 kL0 steps, COPY_OUT [16, 24] 325) and 1 AIV task of 28 COPY_INs [16, 24] FP32 (1421 each), 27 ADDs (53), "
          "a COPY_OUT (325): 39776 cycles at T=1, 40229 at T=16, waiting for all 7",
@@ -302,8 +304,7 @@ RULES: tuple[Rule, ...] = (
          _COST + "test_column_reduce_runs_through_gm"),
     # --- dependencies and sync tasks -----------------------------------------------------------------
     Rule("write-supersedes-covered-write",
-         "A write covering an earlier write its task waits for stands for it: later readers wait for the later "
-         "writer alone",
+         "A write covering an earlier write its task waits for stands for it: later readers wait for the later writer alone",
          "fused pre-attention's per-token KV cache scatters, T=16",
          "3 successors per scatter task, 159 for the last; the attention waits for the last scatter only",
          _COST + "test_cache_scatters_of_one_slot_copy_share_a_task_and_chain_token_to_token"),
@@ -314,8 +315,7 @@ RULES: tuple[Rule, ...] = (
          "the next block's rescale starts after the previous block's o update, though it reads only m and l",
          _COST + "test_online_softmax_task_graph_is_pyptos"),
     Rule("later-listed-writer-edge",
-         "A task holding ops from both sides of another task's ops in program order waits for that later-listed "
-         "writer of its root",
+         "A task holding ops from both sides of another task's ops in program order waits for that later-listed writer of its root",
          "fused pre-attention's K RoPE, T=16",
          "the last RoPE task (the sub, then the add) waits for all four products, in the task topology",
          _COST + "test_rope_pairs_task_graph_is_pyptos"),
