@@ -99,10 +99,6 @@ def _fmt_env(env: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(changed.items())) or "default parameters"
 
 
-def _expand_atom_on(cat: Catalogue, card: m.AtomCard, env: Mapping[str, Any], platform: PlatformView) -> Expansion:
-    return expand_atom(cat, card, env, platform)
-
-
 def atom_problems(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
     specs = cat.effective_params(card.id)
     problems = predicate_problems(cat, card, specs) + param_ref_problems(cat, card, {card.id: specs})
@@ -113,7 +109,7 @@ def atom_problems(cat: Catalogue, card: m.AtomCard) -> list[Problem]:
     default_env = cat.param_defaults(card.id)
     for env in param_combinations(specs):
         context = functools.partial("{} with {} on {}".format, card.id, _fmt_env(env, default_env))
-        for pname, exp in runs.on_platforms(context, _expand_atom_on, cat, card, env):
+        for pname, exp in runs.on_platforms(context, expand_atom, cat, card, env):
             if exp is None:
                 continue
             available = True
