@@ -39,7 +39,8 @@ from .lookups import scope_options as _scope_options
 from .lower import forget_grids, forget_tile_ops, rows_cols, vec_grid
 from .lower_cube import cube_grid, forget_plans
 from .params import CostParams
-from .partition import chains, copied_assembles, copied_views, group_grid, reshape_tasks, vec_groups, vector_results
+from .partition import (chains, copied_assembles, copied_views, group_grid, reshape_tasks, vec_groups, vector_results,
+                        view_sources)
 from .fired import Fired
 from .tasks import Aliases, RootInfo, Task, dependencies, device_tasks, sync_tasks
 from .vec_units import split_over_ub
@@ -202,8 +203,8 @@ def _vector_parts(b: _Build, root_ops: list[OpRecord], pending: list[_Pending]) 
 def _hash_ranks(vgs: list[list[OpRecord]], root_ops: list[OpRecord], fire: Fired) -> list[int]:
     """Each vector group's hash order: from the root's end (rule vec-hash-order-from-end), except that the
     groups whose result a matmul reads through a view come first (rule vec-hash-order-viewed-a-first)."""
-    made = {o.output.uid: o for o in root_ops if o.op == "view" and o.output is not None and o.inputs}
-    viewed = {made[o.inputs[0].uid].inputs[0].uid for o in root_ops if o.unit == "C" and o.inputs[0].uid in made}
+    src = view_sources(root_ops)
+    viewed = {src[o.inputs[0].uid] for o in root_ops if o.unit == "C" and o.inputs[0].uid in src}
     first = [i for i, vg in enumerate(vgs) if any(o.output is not None and o.output.uid in viewed for o in vg)]
     order = first + [i for i in reversed(range(len(vgs))) if i not in first]
     if first and order != list(reversed(range(len(vgs)))):

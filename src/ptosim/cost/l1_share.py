@@ -18,6 +18,7 @@ from ..record import OpRecord
 from .lower import Body
 from .lower_cube import L1Blocks, cube_grid, lower_cube
 from .params import CostParams
+from .partition import view_sources
 from .fired import Fire
 from .tasks import Aliases
 
@@ -103,11 +104,9 @@ def a_through_shared_view(op: OpRecord, root_ops: Sequence[OpRecord], groups: Se
     from the vector result, each cube tile gets a buffer of its own, and from a single row block
     each copy-in its own staging buffer (measured: the K-split linear at K=7168 pairs its n tiles at
     T=16 and 128, not at T=1 and 4; the unsplit one pairs m tiles only)."""
-    a = op.inputs[0].uid
-    view = next((o for o in root_ops if o.op == "view" and o.output is not None and o.output.uid == a), None)
-    if view is None or not view.inputs:
+    src = view_sources(root_ops).get(op.inputs[0].uid)
+    if src is None:
         return False
-    src = view.inputs[0].uid
     for g in groups:
         if getattr(g, "unit", "") == "V" and any(o.output is not None and o.output.uid == src for o in g.ops):  # type: ignore[attr-defined]
             rows, tile_rows = g.grid[0], g.grid[1]  # type: ignore[attr-defined]

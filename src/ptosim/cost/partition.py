@@ -11,6 +11,7 @@ views and assembles are copy tasks. graph.py builds the tasks from these groups.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from ..record import OpRecord, RunRecord, TensorRef
 from .aliases import Aliases
@@ -19,7 +20,7 @@ from .fired import Fire, ignore
 from .vec_units import column_tiling
 
 __all__ = ["chains", "copied_assembles", "copied_views", "group_grid", "reshape_tasks", "unrolled", "vec_groups",
-           "vector_results"]
+           "vector_results", "view_sources"]
 
 
 def vec_groups(root_ops: list[OpRecord], aliases: Aliases, fire: Fire = ignore) -> list[list[OpRecord]]:
@@ -243,6 +244,11 @@ def vector_results(root_ops: list[OpRecord]) -> set[int]:
         if o.unit == "V" or (o.unit == "S" and o.op in ("view", "reshape") and o.inputs and o.inputs[0].uid in out):
             out.add(o.output.uid)
     return out
+
+
+def view_sources(root_ops: Sequence[OpRecord]) -> dict[int, int]:
+    """Uid of each view the root makes -> the uid it views (what a matmul reading A through a view reads)."""
+    return {o.output.uid: o.inputs[0].uid for o in root_ops if o.op == "view" and o.output is not None and o.inputs}
 
 
 def chains(op: OpRecord) -> bool:

@@ -172,12 +172,13 @@ class _DeviceRun:
                             stepped = True
                             self.applied.add("resolve-end-is-a-step")
                 self.push(now + cost, _DISPATCH, x)
-                if now != self.last_step:
+            else:
+                self.push(self.dispatch(x, now), _POLL, x)
+            if now != self.last_step:  # step() inlined where nothing is queued, as for a tick
+                if self.queued:
                     self.step(now)
-                continue
-            self.push(self.dispatch(x, now), _POLL, x)
-            if now != self.last_step:
-                self.step(now)
+                else:
+                    self.last_step = now
         out = [(0, _POLL)] * len(self.cpus)
         for t, kind, _s, x in self.events:
             if kind in (_POLL, _DISPATCH):
