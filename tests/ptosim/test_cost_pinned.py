@@ -82,3 +82,27 @@ def test_the_collector_is_left_as_it_was():
     on = _fingerprint(estimate(rec, params={}))
     assert gc.isenabled()
     assert off == on == PINNED["at10 u=4 T=16"]
+
+
+def test_a_build_ends_in_the_oldest_generation():
+    """The build's objects go to the oldest generation when it ends (a young collection walking them
+    all cost seconds at long T), not to the permanent one: a cycle the build left is collected at the
+    next full collection, not kept for good."""
+    import weakref
+
+    from ptosim.cost import model
+
+    class Left:  # a cycle like the ones a build leaves (a closure that holds its own frame)
+        pass
+
+    with model._gc_paused():
+        left = Left()
+        left.me = left
+        probe = weakref.ref(left)
+        del left
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert any(o is probe() for o in gc.get_objects(generation=2)), "the build's objects are not in the oldest generation"
+    gc.collect(1)
+    assert probe() is not None, "a young collection walked the build's objects"
+    gc.collect()
+    assert probe() is None, "a cycle the build left outlived a full collection"

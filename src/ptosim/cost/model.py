@@ -179,19 +179,18 @@ def _gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while the graph is built and scheduled. The build makes millions
     of objects that live until it ends and frees almost none of them, so each full collection walks
     all of them and the record again for nothing: a fused pre-attention + attention at T=512 spent 13 of
-    31 s of its build in the collector. At the end they join the permanent generation (``gc.freeze``):
-    they live as long as the estimate, and the one young collection that would otherwise walk them all
-    (4 M objects, 1.7 s at T=512) is skipped. The next estimate hands them back to the oldest generation
-    (``gc.unfreeze``), so the few cycles a build leaves (a closure or two per vector group) are still
-    collected, at a full collection."""
+    31 s of its build in the collector. At the end they go to the oldest generation (``gc.freeze`` then
+    ``gc.unfreeze``: two list splices) instead of staying young, where the first young collection
+    after would walk them all (4 M objects, 1.7 s at T=512) to find them alive; the few cycles a build
+    leaves (a closure or two per vector group) go at the next full collection."""
     was = gc.isenabled()
     gc.disable()
-    gc.unfreeze()
     try:
         yield
     finally:
         if was:
             gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
