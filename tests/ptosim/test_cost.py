@@ -830,7 +830,7 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
     within 3 cycles of an AIC task's start, so the sync task's 7 successors start 0.11 us apart); each
     step moves a task of every scheduler's local queue to the global one."""
     from ptosim.cost.lower import TileOp
-    from ptosim.cost.schedule import _TICK, _DeviceRun, _owners
+    from ptosim.cost.schedule import _DeviceRun, _owners
     from ptosim.cost.tasks import Task
 
     prof = load_platform("a2a3")
@@ -848,11 +848,10 @@ def test_a_task_start_steps_the_device_once_per_tile_op():
             dev.enqueue(1, 0, i)
         dev.dispatch(0, 0)
         start = tasks[0].start
-        while dev.events and dev.events[0][0] <= start + 8:
-            now, kind, _s, x = heapq.heappop(dev.events)
-            if kind == _TICK:
-                dev.step(now)
-        return sorted(t for t, k, _s, _x in dev.events if k == _TICK and t < start + 1000), len(dev.ready["AIV"])
+        while dev.steps and dev.steps[0][0] <= start + 8:  # the steps the running task asked for
+            now, _s = heapq.heappop(dev.steps)
+            dev.step(now)
+        return sorted(t for t, _s in dev.steps if t < start + 1000), len(dev.ready["AIV"])
 
     assert run(0) == ([], 0)
     assert run(64)[1] == 5  # the whole backlog reached the global queue within 5 cycles of the start

@@ -86,6 +86,9 @@ class _DeviceRun:
         #: times of the plain step events (payload -1) in the queue: a second one at the same time
         #: would find the step done (every event at a time comes before any step of it), so it is not queued
         self.tick_at: set[int] = set()
+        #: those steps, (time, eseq), apart from the events: a run of them is worked off in one tight
+        #: loop (``_steps_before``), in the order they would have had among the events
+        self.steps: list[tuple[int, int]] = []
         self.applied: set[str] = set()  #: the rules this run applied
         # submitted in PyPTO's task-id order (root << 20 | index): a sync task of an earlier root first
         # (rule ready-in-task-id-order)
@@ -145,13 +148,13 @@ class _DeviceRun:
             guard += 1
             if guard > 50_000_000 or not self.events:  # pragma: no cover - a dependency cycle
                 raise RuntimeError("cost model scheduler did not converge (dependency cycle?)")
+            if self.steps:
+                self._steps_before(self.events[0])
             now, kind, _s, x = heapq.heappop(self.events)
             if kind == _TICK:
-                if x < 0:
-                    self.tick_at.discard(now)
                 # a step asked for at a poll (payload: the poll's time) happens only if no other step
                 # came in between: PyPTO keeps one "next cycle", and later steps do not ask again
-                if x < 0 or self.last_step <= x:
+                if self.last_step <= x:
                     if now != self.last_step:  # step() would return at once: most ticks
                         if self.queued:
                             self.step(now)
@@ -184,6 +187,23 @@ class _DeviceRun:
             if kind in (_POLL, _DISPATCH):
                 out[x] = (t, kind)
         return out
+
+    def _steps_before(self, event: tuple[int, int, int, int]) -> None:
+        """The plain steps that come before ``event`` (same time: after a scheduler event, and by queue
+        order after a step asked at a poll). They push no event, so they run here one after the other."""
+        steps, at, pop = self.steps, self.tick_at, heapq.heappop
+        t_ev, k_ev, s_ev = event[0], event[1], event[2]
+        while steps:
+            now, seq = steps[0]
+            if now > t_ev or (now == t_ev and (k_ev != _TICK or seq > s_ev)):
+                return
+            pop(steps)
+            at.discard(now)
+            if now != self.last_step:
+                if self.queued:
+                    self.step(now)
+                else:  # step() inlined: a step with nothing queued only marks the cycle
+                    self.last_step = now
 
     def _tick_ends(self, op_times: list[tuple[int, int]]) -> list[int]:
         """The op ends (from the task's start) a running task asks steps at: every n-th distinct op
@@ -227,11 +247,11 @@ class _DeviceRun:
                 self.applied.add("task-start-steps")
             # push() inlined: a step per tile a cycle apart from the start, up to ~64 asked while it runs
             # and one at its end; only the first step at a time is queued (see tick_at)
-            events, start, eseq, at = self.events, task.start, self.eseq, self.tick_at
+            steps, start, eseq, at = self.steps, task.start, self.eseq, self.tick_at
             for when in (*range(start, start + starts), *[start + e for e in self._tick_ends(task.op_times)], task.end):
                 if when not in at or not ONE_STEP_EVENT:
                     at.add(when)
-                    heapq.heappush(events, (when, _TICK, eseq, -1))
+                    heapq.heappush(steps, (when, eseq))
                     eseq += 1
             self.eseq = eseq
         return t + sc if sc else t + 1
